@@ -1,0 +1,477 @@
+//! Runs the C++ compiler: the worker once per runtime version, each kernel module once per
+//! (source, headers, flags, mode, compiler). Results are cached on disk under
+//! `EmuConfig::cache_dir`, named by a hash of everything that went into them, so a second run
+//! (or a second test process) loads in milliseconds. Several processes may build the same thing
+//! at once: each writes a temporary file and renames it into place, which is atomic.
+
+use std::collections::HashMap;
+use std::hash::{DefaultHasher, Hash, Hasher};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::{Mutex, OnceLock};
+
+use crate::config::{EmuConfig, Mode};
+use crate::error::{io_context, EmuError};
+use crate::source::Rewritten;
+
+include!(concat!(env!("OUT_DIR"), "/emu_files.rs"));
+
+/// Worker sources: every file with these extensions directly under `runtime/`.
+const WORKER_SOURCE_DIR: &str = "runtime";
+const WORKER_SOURCE_EXTENSIONS: &[&str] = &["cpp", "cc", "c", "S"];
+/// Flags for the worker; `-rdynamic` exports the runtime's symbols to the kernels it dlopens.
+const WORKER_FLAGS: &[&str] = &["-std=c++17", "-O2", "-g", "-pthread", "-rdynamic", "-fno-exceptions", "-fno-rtti"];
+const WORKER_LIBS: &[&str] = &["-ldl"];
+pub(crate) const WORKER_NAME: &str = "gpubook-emu-worker";
+
+/// Flags for every kernel module (DESIGN.md, "The contract").
+const MODULE_FLAGS: &[&str] = &[
+    "-std=c++17",
+    "-fPIC",
+    "-shared",
+    "-g",
+    "-fno-exceptions",
+    "-fno-rtti",
+    "-fno-strict-aliasing",
+    "-fstack-clash-protection",
+    "-x",
+    "c++",
+];
+/// Check mode: every load and store becomes a call to the runtime's `__asan_*_noabort` hooks.
+const CHECK_FLAGS_GCC: &[&str] = &[
+    "-O1",
+    "-fsanitize=kernel-address",
+    "--param",
+    "asan-instrumentation-with-call-threshold=0",
+    "--param",
+    "asan-stack=0",
+    "--param",
+    "asan-globals=0",
+    "-DGPUBOOK_CHECK=1",
+];
+const CHECK_FLAGS_CLANG: &[&str] = &[
+    "-O1",
+    "-fsanitize=kernel-address",
+    "-mllvm",
+    "-asan-instrumentation-with-call-threshold=0",
+    "-mllvm",
+    "-asan-stack=0",
+    "-mllvm",
+    "-asan-globals=0",
+    "-DGPUBOOK_CHECK=1",
+];
+const FAST_FLAGS: &[&str] = &["-O2", "-DGPUBOOK_FAST=1"];
+
+/// How much of the compiler's output a compile error carries.
+const LOG_LINES: usize = 40;
+
+/// A C++ compiler that answered `--version`.
+#[derive(Debug, Clone)]
+pub(crate) struct Toolchain {
+    pub cxx: PathBuf,
+    /// First line of `--version`: part of every cache key, so an upgrade rebuilds.
+    pub version: String,
+    pub clang: bool,
+}
+
+/// The emulator's C++ sources written out, and the worker built from them.
+#[derive(Debug, Clone)]
+pub(crate) struct Runtime {
+    /// `<cache>/emu-runtime-<hash>/`: holds gpubook_device.h and friends.
+    pub dir: PathBuf,
+    pub worker: PathBuf,
+}
+
+/// Finds the compiler once per process per configured path.
+pub(crate) fn toolchain(config: &EmuConfig) -> Result<Toolchain, EmuError> {
+    static FOUND: OnceLock<Mutex<HashMap<Option<PathBuf>, Result<Toolchain, String>>>> = OnceLock::new();
+    let mut found = FOUND.get_or_init(Default::default).lock().unwrap_or_else(|p| p.into_inner());
+    found
+        .entry(config.cxx.clone())
+        .or_insert_with(|| find_toolchain(config.cxx.as_deref()))
+        .clone()
+        .map_err(EmuError::NoCompiler)
+}
+
+fn find_toolchain(configured: Option<&Path>) -> Result<Toolchain, String> {
+    let candidates: Vec<PathBuf> = match configured {
+        Some(c) => vec![c.to_path_buf()],
+        None => ["c++", "g++", "clang++"].iter().map(PathBuf::from).collect(),
+    };
+    let mut tried = Vec::new();
+    for cxx in candidates {
+        match Command::new(&cxx).arg("--version").output() {
+            Ok(out) if out.status.success() => {
+                let text = String::from_utf8_lossy(&out.stdout);
+                let version = text.lines().next().unwrap_or("").trim().to_string();
+                let clang = text.contains("clang");
+                return Ok(Toolchain { cxx, version, clang });
+            }
+            Ok(out) => tried.push(format!("`{} --version` exited with {}", cxx.display(), out.status)),
+            Err(e) => tried.push(format!("`{}`: {e}", cxx.display())),
+        }
+    }
+    let how = if configured.is_some() { "$CXX" } else { "c++, g++ and clang++ on PATH" };
+    Err(format!(
+        "tried {how} ({}); install one (Debian/Ubuntu: `sudo apt install g++`; macOS is not \
+         supported) or set CXX to a C++17 compiler",
+        tried.join("; ")
+    ))
+}
+
+/// Writes the embedded runtime sources into the cache and builds the worker, once per process
+/// (and once per machine: a finished build is reused).
+pub(crate) fn runtime(config: &EmuConfig, tc: &Toolchain) -> Result<Runtime, EmuError> {
+    static BUILT: OnceLock<Mutex<HashMap<PathBuf, Runtime>>> = OnceLock::new();
+    let mut h = Key::new("runtime");
+    for (path, bytes) in EMU_FILES {
+        h.add(path.as_bytes()).add(bytes);
+    }
+    h.add(tc.cxx.as_os_str().as_encoded_bytes()).add(tc.version.as_bytes());
+    for f in WORKER_FLAGS.iter().chain(WORKER_LIBS) {
+        h.add(f.as_bytes());
+    }
+    let dir = config.cache_dir.join(format!("emu-runtime-{}", h.hex()));
+    // Held while building, so threads of one process build once; other processes race
+    // harmlessly through the renames.
+    let mut built = BUILT.get_or_init(Default::default).lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(rt) = built.get(&dir) {
+        return Ok(rt.clone());
+    }
+    if EMU_FILES.iter().all(|(p, _)| *p != "gpubook_device.h") {
+        return Err(EmuError::Worker(
+            "this build of gpubook-emu embeds no kernels/emu/gpubook_device.h; rebuild it from the \
+             gpubook repository"
+                .into(),
+        ));
+    }
+    let worker = dir.join(WORKER_NAME);
+    if !worker.is_file() {
+        for (rel, bytes) in EMU_FILES {
+            write_atomically(&dir.join(rel), bytes)?;
+        }
+        build_worker(tc, &dir, &worker)?;
+    }
+    let rt = Runtime { dir: dir.clone(), worker };
+    built.insert(dir, rt.clone());
+    Ok(rt)
+}
+
+fn build_worker(tc: &Toolchain, dir: &Path, worker: &Path) -> Result<(), EmuError> {
+    let sources: Vec<PathBuf> = EMU_FILES
+        .iter()
+        .map(|(rel, _)| Path::new(rel))
+        .filter(|p| p.parent() == Some(Path::new(WORKER_SOURCE_DIR)))
+        .filter(|p| p.extension().is_some_and(|e| WORKER_SOURCE_EXTENSIONS.iter().any(|x| e == *x)))
+        .map(|p| dir.join(p))
+        .collect();
+    if sources.is_empty() {
+        return Err(EmuError::Worker(format!(
+            "no worker sources in kernels/emu/{WORKER_SOURCE_DIR}/ were embedded in this build"
+        )));
+    }
+    let tmp = temp_name(worker);
+    let out = Command::new(&tc.cxx)
+        .args(WORKER_FLAGS)
+        .arg(format!("-I{}", dir.display()))
+        .args(&sources)
+        .arg("-o")
+        .arg(&tmp)
+        .args(WORKER_LIBS)
+        .output()
+        .map_err(io_context(format!("running {} to build the emulator's worker", tc.cxx.display())))?;
+    if !out.status.success() {
+        let _ = std::fs::remove_file(&tmp);
+        let log = String::from_utf8_lossy(&out.stderr);
+        return Err(EmuError::Worker(format!(
+            "building the worker with {} failed (a bug in gpubook, not in your kernel):\n{}",
+            tc.cxx.display(),
+            first_lines(&log, LOG_LINES)
+        )));
+    }
+    std::fs::rename(&tmp, worker).map_err(io_context(format!("moving the worker into {}", worker.display())))
+}
+
+/// A compiled kernel module.
+#[derive(Debug, Clone)]
+pub(crate) struct Built {
+    pub so: PathBuf,
+}
+
+/// Compiles `rewritten` (from `path`) for `mode`, or finds it in the cache.
+pub(crate) fn compile_module(
+    config: &EmuConfig,
+    tc: &Toolchain,
+    rt: &Runtime,
+    path: &Path,
+    include_dirs: &[PathBuf],
+    rewritten: &Rewritten,
+    mode: Mode,
+) -> Result<Built, EmuError> {
+    let mut flags: Vec<String> = MODULE_FLAGS.iter().map(|s| s.to_string()).collect();
+    let mode_flags = match (mode, tc.clang) {
+        (Mode::Check, false) => CHECK_FLAGS_GCC,
+        (Mode::Check, true) => CHECK_FLAGS_CLANG,
+        (Mode::Fast, _) => FAST_FLAGS,
+    };
+    flags.extend(mode_flags.iter().map(|s| s.to_string()));
+    // Quoted includes of the learner's file resolve from its own folder first, as with NVRTC.
+    let mut dirs = vec![rt.dir.clone()];
+    dirs.extend(path.parent().map(absolute));
+    dirs.extend(include_dirs.iter().map(|d| absolute(d)));
+    flags.extend(dirs.iter().map(|d| format!("-I{}", d.display())));
+    flags.extend(["-include".to_string(), "gpubook_device.h".to_string()]);
+
+    let mut h = Key::new("module");
+    h.add(rewritten.text.as_bytes()).add(tc.cxx.as_os_str().as_encoded_bytes()).add(tc.version.as_bytes());
+    h.add(mode.as_str().as_bytes());
+    for f in &flags {
+        h.add(f.as_bytes());
+    }
+    let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "kernel".into());
+    let stem: String = stem.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '-' }).collect();
+    let kdir = config.cache_dir.join("emu-kernels");
+    let base = kdir.join(format!("{stem}-{}-{}", mode.as_str(), h.hex()));
+    let so = base.with_extension("so");
+    let deps = base.with_extension("deps");
+    if so.is_file() && deps_unchanged(&deps) {
+        return Ok(Built { so });
+    }
+
+    std::fs::create_dir_all(&kdir).map_err(io_context(format!("creating the kernel cache {}", kdir.display())))?;
+    // The rewritten source stays next to the .so: handy when debugging the emulator.
+    let cpp = base.with_extension("cpp");
+    write_atomically(&cpp, rewritten.text.as_bytes())?;
+    let (tmp_so, tmp_d) = (temp_name(&so), temp_name(&base.with_extension("d")));
+    let out = Command::new(&tc.cxx)
+        .args(&flags)
+        .arg("-MMD")
+        .arg("-MF")
+        .arg(&tmp_d)
+        .arg(&cpp)
+        .arg("-o")
+        .arg(&tmp_so)
+        .output()
+        .map_err(io_context(format!("running {} to compile {}", tc.cxx.display(), path.display())))?;
+    let depfile = std::fs::read_to_string(&tmp_d).unwrap_or_default();
+    let _ = std::fs::remove_file(&tmp_d);
+    if !out.status.success() {
+        let _ = std::fs::remove_file(&tmp_so);
+        let log = String::from_utf8_lossy(&out.stderr);
+        return Err(compile_error(path, &log, rt));
+    }
+    // Record the learner's headers (not ours, not the system's) with their hashes, so editing
+    // an included .cuh rebuilds even though the .cu did not change.
+    let user_headers: Vec<PathBuf> = parse_depfile(&depfile)
+        .into_iter()
+        .filter(|p| p != &cpp && !p.starts_with(&rt.dir))
+        .collect();
+    let mut record = String::new();
+    for header in user_headers {
+        if let Ok(bytes) = std::fs::read(&header) {
+            record.push_str(&format!("{}\t{}\n", Key::new("file").add(&bytes).hex(), header.display()));
+        }
+    }
+    write_atomically(&deps, record.as_bytes())?;
+    std::fs::rename(&tmp_so, &so).map_err(io_context(format!("moving the compiled kernel into {}", so.display())))?;
+    Ok(Built { so })
+}
+
+/// True when every header recorded in `deps` still has the recorded contents.
+fn deps_unchanged(deps: &Path) -> bool {
+    let Ok(record) = std::fs::read_to_string(deps) else { return false };
+    record.lines().all(|line| {
+        let Some((hash, path)) = line.split_once('\t') else { return false };
+        std::fs::read(path).is_ok_and(|bytes| Key::new("file").add(&bytes).hex() == hash)
+    })
+}
+
+/// The prerequisites of a make-style depfile (`out.o: a.cpp b.h \`).
+fn parse_depfile(text: &str) -> Vec<PathBuf> {
+    let joined = text.replace("\\\n", " ");
+    let Some((_, deps)) = joined.split_once(": ") else { return Vec::new() };
+    let mut out = Vec::new();
+    let mut current = String::new();
+    let mut chars = deps.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' if chars.peek() == Some(&' ') => {
+                current.push(' ');
+                chars.next();
+            }
+            c if c.is_whitespace() => {
+                if !current.is_empty() {
+                    out.push(PathBuf::from(std::mem::take(&mut current)));
+                }
+            }
+            c => current.push(c),
+        }
+    }
+    if !current.is_empty() {
+        out.push(PathBuf::from(current));
+    }
+    out
+}
+
+/// Turns g++/clang++ output into a Compile (or Unsupported) error at the learner's file:line.
+fn compile_error(path: &Path, log: &str, rt: &Runtime) -> EmuError {
+    // Our cache paths mean nothing to a learner: name the header as the repository does.
+    let runtime_prefix = format!("{}/", rt.dir.display());
+    let log = log.replace(&runtime_prefix, "kernels/emu/");
+    let learner = path.display().to_string();
+    let first_error = log.lines().find_map(|l| {
+        let (loc, msg) = l.split_once(": error: ").or_else(|| l.split_once(": fatal error: "))?;
+        Some((loc.to_string(), msg.trim().to_string()))
+    });
+    let Some((loc, message)) = first_error else {
+        return EmuError::Compile { file: path.into(), line: None, message: "the compiler failed".into(), log: first_lines(&log, LOG_LINES) };
+    };
+    let line_in_learner = |loc: &str| -> Option<u32> {
+        let rest = loc.strip_prefix(&learner)?.strip_prefix(':')?;
+        rest.split(':').next()?.parse().ok()
+    };
+    // The error's own location when it is in the learner's file; else the first place in the
+    // learner's file the compiler mentions ("required from here", "In file included from").
+    let line = line_in_learner(&loc).or_else(|| {
+        log.lines().find_map(|l| {
+            let at = l.find(&learner)?;
+            line_in_learner(l[at..].split_whitespace().next()?.trim_end_matches([',', ':']))
+                .or_else(|| line_in_learner(&l[at..]))
+        })
+    });
+    // An undeclared CUDA intrinsic (and no "did you mean") is a feature the header lacks.
+    if let (Some(name), Some(line)) = (undeclared_intrinsic(&message), line) {
+        return EmuError::Unsupported { feature: format!("`{name}`"), file: path.into(), line };
+    }
+    EmuError::Compile { file: path.into(), line, message, log: first_lines(&log, LOG_LINES) }
+}
+
+/// `'__nanosleep' was not declared in this scope` → `__nanosleep`, unless the compiler
+/// suggests a near name (then it is a typo, not a missing feature).
+fn undeclared_intrinsic(message: &str) -> Option<&str> {
+    if message.contains("did you mean") {
+        return None;
+    }
+    let rest = message.strip_prefix('\'').or_else(|| message.strip_prefix('‘'))?;
+    let end = rest.find(['\'', '’'])?;
+    let (name, tail) = (&rest[..end], &rest[end..]);
+    let undeclared = tail.contains("was not declared") || tail.contains("undeclared identifier");
+    (undeclared && (name.starts_with("__") || name.starts_with("cuda"))).then_some(name)
+}
+
+fn first_lines(text: &str, n: usize) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut out = lines[..lines.len().min(n)].join("\n");
+    if lines.len() > n {
+        out.push_str(&format!("\n... ({} more lines)", lines.len() - n));
+    }
+    out
+}
+
+/// Writes `bytes` to `path` through a temporary file and a rename, creating the folder.
+fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), EmuError> {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(io_context(format!("creating {}", dir.display())))?;
+    }
+    let tmp = temp_name(path);
+    std::fs::write(&tmp, bytes).map_err(io_context(format!("writing {}", tmp.display())))?;
+    std::fs::rename(&tmp, path).map_err(io_context(format!("moving {} into place", path.display())))
+}
+
+/// A name next to `path` that no other process or thread uses.
+fn temp_name(path: &Path) -> PathBuf {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+    let mut name = path.file_name().unwrap_or_default().to_os_string();
+    name.push(format!(".tmp-{}-{n}", std::process::id()));
+    path.with_file_name(name)
+}
+
+fn absolute(p: &Path) -> PathBuf {
+    std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf())
+}
+
+/// A cache key: std's SipHash with its fixed keys, over length-prefixed parts. 64 bits are
+/// plenty for a cache; a Rust upgrade that changes the hash only costs one rebuild.
+struct Key(DefaultHasher);
+
+impl Key {
+    fn new(domain: &str) -> Key {
+        let mut h = DefaultHasher::new();
+        domain.hash(&mut h);
+        Key(h)
+    }
+    fn add(&mut self, bytes: &[u8]) -> &mut Key {
+        bytes.len().hash(&mut self.0);
+        self.0.write(bytes);
+        self
+    }
+    fn hex(&self) -> String {
+        format!("{:016x}", self.0.finish())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rt() -> Runtime {
+        Runtime { dir: "/cache/emu-runtime-abc".into(), worker: "/cache/w".into() }
+    }
+
+    #[test]
+    fn errors_map_to_the_learners_line() {
+        let log = "kernels/ch03/vector_add.cu: In function 'void vector_add(const float*, float*, int)':\n\
+                   kernels/ch03/vector_add.cu:7:5: error: 'i' was not declared in this scope\n\
+                   \x20   7 |     c[i] = a[i];\n";
+        match compile_error(Path::new("kernels/ch03/vector_add.cu"), log, &rt()) {
+            EmuError::Compile { line, message, log, .. } => {
+                assert_eq!(line, Some(7));
+                assert_eq!(message, "'i' was not declared in this scope");
+                assert!(log.contains("c[i] = a[i]"));
+            }
+            e => panic!("{e:?}"),
+        }
+    }
+
+    #[test]
+    fn errors_in_our_headers_point_back_at_the_learner() {
+        let log = "In file included from /cache/emu-runtime-abc/gpubook_device.h:3:\n\
+                   k.cu:12:20:   required from here\n\
+                   /cache/emu-runtime-abc/device/atomics.h:40:3: error: no matching function\n";
+        match compile_error(Path::new("k.cu"), log, &rt()) {
+            EmuError::Compile { line, log, .. } => {
+                assert_eq!(line, Some(12));
+                assert!(log.contains("kernels/emu/device/atomics.h:40"), "{log}");
+            }
+            e => panic!("{e:?}"),
+        }
+    }
+
+    #[test]
+    fn missing_intrinsics_are_unsupported_typos_are_not() {
+        let log = "k.cu:3:5: error: '__nanosleep' was not declared in this scope\n";
+        assert!(matches!(
+            compile_error(Path::new("k.cu"), log, &rt()),
+            EmuError::Unsupported { line: 3, ref feature, .. } if feature == "`__nanosleep`"
+        ));
+        let log = "k.cu:3:5: error: '__syncthread' was not declared in this scope; did you mean '__syncthreads'?\n";
+        assert!(matches!(compile_error(Path::new("k.cu"), log, &rt()), EmuError::Compile { .. }));
+    }
+
+    #[test]
+    fn depfiles_parse() {
+        let d = "/c/x.so: /c/x.cpp /r/gpubook_device.h \\\n /home/me/my\\ dir/common.cuh\n";
+        assert_eq!(
+            parse_depfile(d),
+            [PathBuf::from("/c/x.cpp"), "/r/gpubook_device.h".into(), "/home/me/my dir/common.cuh".into()]
+        );
+    }
+
+    #[test]
+    fn keys_separate_parts() {
+        assert_ne!(Key::new("k").add(b"ab").add(b"c").hex(), Key::new("k").add(b"a").add(b"bc").hex());
+        assert_eq!(Key::new("k").add(b"x").hex(), Key::new("k").add(b"x").hex());
+    }
+}

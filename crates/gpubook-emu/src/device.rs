@@ -1,0 +1,687 @@
+//! `EmuDevice`: one emulated GPU. Memory operations go straight to the shared arena; module
+//! loads rewrite and compile on the host; launches are checked here (the things a GPU would
+//! refuse) and then run in the device's worker process.
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use crate::arena::{Arena, BufferInfo, Notice};
+use crate::compile::{self, Runtime, Toolchain};
+use crate::config::{EmuConfig, Mode};
+use crate::error::{io_context, DiagClass, Diagnostic, EmuError};
+use crate::signature::{parse_kernels, KernelSignature};
+use crate::source::{self, Rewritten};
+use crate::symbolize;
+use crate::worker::{describe_exit, Failure, Reply, Worker};
+
+/// CUDA C source to load, as `gpubook::gpu` hands it over.
+#[derive(Debug, Clone)]
+pub struct KernelSource {
+    /// Shown in messages and compiled into the debug info; need not exist on disk.
+    pub path: PathBuf,
+    pub text: String,
+    /// Searched by `#include "..."` after the file's own folder.
+    pub include_dirs: Vec<PathBuf>,
+}
+
+impl KernelSource {
+    /// Reads a .cu file from disk.
+    pub fn from_file(path: impl Into<PathBuf>) -> Result<KernelSource, EmuError> {
+        let path = path.into();
+        let text = std::fs::read_to_string(&path).map_err(io_context(format!("reading {}", path.display())))?;
+        Ok(KernelSource { path, text, include_dirs: Vec::new() })
+    }
+}
+
+/// A loaded .cu file: its kernels, compiled on demand per mode.
+#[derive(Debug)]
+pub struct EmuModule {
+    /// Unique in this process; the worker's name for the module (times two, plus the mode).
+    id: u64,
+    path: PathBuf,
+    include_dirs: Vec<PathBuf>,
+    rewritten: Rewritten,
+    kernels: Vec<KernelSignature>,
+    builds: Mutex<Vec<(Mode, PathBuf)>>,
+}
+
+impl EmuModule {
+    /// Every `__global__` function the file defines, with its parameters.
+    pub fn kernels(&self) -> &[KernelSignature] {
+        &self.kernels
+    }
+
+    pub fn kernel(&self, name: &str) -> Option<&KernelSignature> {
+        self.kernels.iter().find(|k| k.name == name)
+    }
+
+    /// The source path, as given at load.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The kernel's id in the worker for `mode`.
+    fn load_id(&self, mode: Mode) -> u64 {
+        self.id * 2 + matches!(mode, Mode::Fast) as u64
+    }
+}
+
+/// What a launch asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LaunchSpec {
+    pub grid: [u32; 3],
+    pub block: [u32; 3],
+    /// Dynamic shared memory (`extern __shared__`) per block.
+    pub shared_mem_bytes: u32,
+    /// None: the device's configured mode.
+    pub mode: Option<Mode>,
+}
+
+/// What a finished launch measured.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LaunchStats {
+    /// Time the worker spent running the grid (not compiling, not loading).
+    pub wall: Duration,
+    /// CUDA threads run: grid size times block size.
+    pub threads: u64,
+    pub mode: Mode,
+}
+
+/// Properties of the emulated device, with the limits a launch is checked against.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EmuInfo {
+    /// `gpubook emulator (CPU, N threads)`.
+    pub name: String,
+    pub ordinal: usize,
+    /// Bytes of emulated device memory (address space; pages cost memory once written).
+    pub total_memory: u64,
+    /// Blocks that can run at once: the fast mode's worker threads.
+    pub sm_count: u32,
+    pub warp_size: u32,
+    pub max_threads_per_block: u32,
+    pub max_block_dim: [u32; 3],
+    pub max_grid_dim: [u32; 3],
+    /// Shared memory a block may use without opting in (static plus dynamic).
+    pub max_shared_memory_per_block: u32,
+    /// What `__CUDA_ARCH__` claims (8.0).
+    pub compute_capability: (u32, u32),
+    /// The mode launches use unless they choose.
+    pub mode: Mode,
+}
+
+const MAX_THREADS_PER_BLOCK: u32 = 1024;
+const MAX_BLOCK_DIM: [u32; 3] = [1024, 1024, 64];
+const MAX_GRID_DIM: [u32; 3] = [i32::MAX as u32, 65535, 65535];
+const MAX_SHARED_PER_BLOCK: u32 = 48 << 10;
+
+/// Module ids, unique across devices so a module may be launched on any of them.
+static NEXT_MODULE_ID: AtomicU64 = AtomicU64::new(1);
+
+/// One emulated device. Cheap to share (`Send + Sync`); launches on one device run one at a
+/// time, memory operations run concurrently with them, as on a GPU with no synchronisation.
+pub struct EmuDevice {
+    ordinal: usize,
+    config: EmuConfig,
+    arena: Mutex<Arena>,
+    worker: Mutex<WorkerSlot>,
+}
+
+/// The worker process (started at the first launch) and what it has loaded.
+#[derive(Default)]
+struct WorkerSlot {
+    worker: Option<Worker>,
+    loaded: HashSet<u64>,
+}
+
+impl EmuDevice {
+    /// Creates the device's memory. Nothing is compiled or started until first needed.
+    pub fn new(ordinal: usize, config: EmuConfig) -> Result<EmuDevice, EmuError> {
+        let arena = Arena::new(config.arena_bytes, ordinal)?;
+        Ok(EmuDevice { ordinal, config, arena: Mutex::new(arena), worker: Mutex::new(WorkerSlot::default()) })
+    }
+
+    pub fn info(&self) -> EmuInfo {
+        let threads = self.config.threads.max(1);
+        EmuInfo {
+            name: format!("gpubook emulator (CPU, {threads} thread{})", if threads == 1 { "" } else { "s" }),
+            ordinal: self.ordinal,
+            total_memory: self.arena().bytes(),
+            sm_count: threads as u32,
+            warp_size: 32,
+            max_threads_per_block: MAX_THREADS_PER_BLOCK,
+            max_block_dim: MAX_BLOCK_DIM,
+            max_grid_dim: MAX_GRID_DIM,
+            max_shared_memory_per_block: MAX_SHARED_PER_BLOCK,
+            compute_capability: (8, 0),
+            mode: self.config.mode,
+        }
+    }
+
+    pub fn config(&self) -> &EmuConfig {
+        &self.config
+    }
+
+    /// Allocates `bytes` of device memory named `label`, poisoned with 0xFF bytes. The address
+    /// is 256-byte aligned and followed by unmapped guard space.
+    pub fn alloc(&self, bytes: usize, elem_size: usize, label: &str) -> Result<u64, EmuError> {
+        self.arena().alloc(bytes, elem_size, label)
+    }
+
+    /// Frees a buffer; an unknown address or a double free is an error that says which.
+    pub fn free(&self, addr: u64) -> Result<(), EmuError> {
+        self.arena().free(addr)
+    }
+
+    /// Host → device: `dst..dst+src.len()` must lie inside one live buffer.
+    pub fn write(&self, dst: u64, src: &[u8]) -> Result<(), EmuError> {
+        self.arena().write(dst, src)
+    }
+
+    /// Device → host.
+    pub fn read(&self, src: u64, dst: &mut [u8]) -> Result<(), EmuError> {
+        self.arena().read(src, dst)
+    }
+
+    /// Device → device (overlap allowed).
+    pub fn copy(&self, dst: u64, src: u64, bytes: usize) -> Result<(), EmuError> {
+        self.arena().copy(dst, src, bytes)
+    }
+
+    /// memset.
+    pub fn fill(&self, dst: u64, byte: u8, bytes: usize) -> Result<(), EmuError> {
+        self.arena().fill(dst, byte, bytes)
+    }
+
+    /// The live buffer holding `addr`, for messages.
+    pub fn buffer_at(&self, addr: u64) -> Option<BufferInfo> {
+        self.arena().buffer_at(addr)
+    }
+
+    /// Rewrites and compiles `source` for the configured mode (cached on disk by content), as
+    /// NVRTC would compile it at load. The worker loads it at its first launch.
+    pub fn load_module(&self, source: &KernelSource) -> Result<Arc<EmuModule>, EmuError> {
+        let rewritten = source::rewrite(&source.path, &source.text)?;
+        let module = EmuModule {
+            id: NEXT_MODULE_ID.fetch_add(1, Ordering::Relaxed),
+            path: source.path.clone(),
+            include_dirs: source.include_dirs.clone(),
+            kernels: parse_kernels(&source.text),
+            rewritten,
+            builds: Mutex::new(Vec::new()),
+        };
+        self.build(&module, self.config.mode)?;
+        Ok(Arc::new(module))
+    }
+
+    /// Runs `kernel` of `module` over the grid. `args` holds each parameter's bytes as
+    /// cuLaunchKernel's kernelParams would point at them (8 bytes for a device pointer).
+    pub fn launch(
+        &self,
+        module: &EmuModule,
+        kernel: &str,
+        launch: &LaunchSpec,
+        args: &[Vec<u8>],
+    ) -> Result<LaunchStats, EmuError> {
+        let mode = launch.mode.unwrap_or(self.config.mode);
+        let sig = self.check_kernel(module, kernel)?;
+        let at = |d: Diagnostic| EmuError::Kernel(Diagnostic { file: Some(module.path.clone()), line: Some(sig.line), ..d });
+        check_config(launch).map_err(at)?;
+        self.check_args(sig, args).map_err(at)?;
+        let (so, rt) = self.build(module, mode)?;
+
+        let mut slot = self.worker.lock().unwrap_or_else(|p| p.into_inner());
+        self.ready_worker(&mut slot, &rt)?;
+        self.ensure_loaded(&mut slot, module, mode, &so)?;
+        let threads = if mode == Mode::Fast { self.config.threads.max(1) } else { 1 };
+        let mut line = format!(
+            "LAUNCH {} {kernel} {} {} {} {} {} {} {} {mode} {threads} {}",
+            module.load_id(mode),
+            launch.grid[0],
+            launch.grid[1],
+            launch.grid[2],
+            launch.block[0],
+            launch.block[1],
+            launch.block[2],
+            launch.shared_mem_bytes,
+            args.len()
+        );
+        for a in args {
+            line.push(' ');
+            line.push_str(&hex(a));
+        }
+        let started = Instant::now();
+        let deadline = started + self.config.watchdog;
+        let worker = slot.worker.as_mut().expect("ready_worker started it");
+        let result = worker.request(&line, Some(deadline));
+        let total_threads = launch.grid.iter().chain(&launch.block).map(|&d| d as u64).product();
+        match result {
+            Ok(reply) if reply.ok => Ok(LaunchStats {
+                wall: reply.ns.map(Duration::from_nanos).unwrap_or_else(|| started.elapsed()),
+                threads: total_threads,
+                mode,
+            }),
+            Ok(reply) => {
+                let err = self.failure(&reply, module, &so, &rt);
+                // After a crash, a hang or a trap the worker's state is suspect: start afresh.
+                let class = reply.class.as_deref().unwrap_or("");
+                let suspect = matches!(class, "crash" | "stack_overflow" | "hang" | "trap");
+                if suspect || !slot.worker.as_mut().is_some_and(Worker::alive) {
+                    self.retire(&mut slot);
+                }
+                Err(err)
+            }
+            Err(Failure::TimedOut) => Err(self.hang(&mut slot, kernel, module, &so, &rt)),
+            Err(Failure::Died { status, stderr }) => {
+                self.retire(&mut slot);
+                let mut d = Diagnostic::new(
+                    DiagClass::Crash,
+                    format!("running `{kernel}`, the emulator's worker process {}", describe_exit(status)),
+                );
+                d.file = Some(module.path.clone());
+                d.notes.extend(stderr_notes(&stderr));
+                Err(EmuError::Kernel(d))
+            }
+            Err(Failure::Io(e)) => {
+                self.retire(&mut slot);
+                Err(e)
+            }
+        }
+    }
+
+    fn arena(&self) -> MutexGuard<'_, Arena> {
+        // A panic while holding the lock leaves the bookkeeping consistent (every mutation is
+        // one insert or remove), so a poisoned lock is still usable.
+        self.arena.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The module's .so for `mode`, compiling it the first time.
+    fn build(&self, module: &EmuModule, mode: Mode) -> Result<(PathBuf, Runtime), EmuError> {
+        let tc: Toolchain = compile::toolchain(&self.config)?;
+        let rt = compile::runtime(&self.config, &tc)?;
+        let mut builds = module.builds.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some((_, so)) = builds.iter().find(|(m, _)| *m == mode) {
+            return Ok((so.clone(), rt));
+        }
+        let built =
+            compile::compile_module(&self.config, &tc, &rt, &module.path, &module.include_dirs, &module.rewritten, mode)?;
+        builds.push((mode, built.so.clone()));
+        Ok((built.so, rt))
+    }
+
+    /// Starts the worker if there is none (telling it every live buffer), else tells it what
+    /// was allocated and freed since the last launch.
+    fn ready_worker(&self, slot: &mut WorkerSlot, rt: &Runtime) -> Result<(), EmuError> {
+        let fresh = slot.worker.is_none();
+        let notices: Vec<Notice> = if fresh {
+            let (fd, base, bytes, live) = {
+                let mut arena = self.arena();
+                (arena.fd(), arena.base(), arena.bytes(), arena.live_buffers())
+            };
+            slot.worker = Some(Worker::spawn(&rt.worker, fd, base, bytes)?);
+            slot.loaded.clear();
+            live.into_iter().map(Notice::Alloc).collect()
+        } else {
+            self.arena().take_notices()
+        };
+        for notice in notices {
+            let line = match &notice {
+                Notice::Alloc(b) => format!("ALLOC {:#x} {} {} {}", b.addr, b.bytes, b.elem_size, b.label),
+                Notice::Free(addr) => format!("FREE {addr:#x}"),
+            };
+            self.command(slot, &line, if fresh { "starting" } else { "updating" })?;
+        }
+        Ok(())
+    }
+
+    fn ensure_loaded(&self, slot: &mut WorkerSlot, module: &EmuModule, mode: Mode, so: &Path) -> Result<(), EmuError> {
+        let id = module.load_id(mode);
+        if slot.loaded.contains(&id) {
+            return Ok(());
+        }
+        self.command(slot, &format!("LOAD {id} {}", so.display()), "loading a module into")?;
+        slot.loaded.insert(id);
+        Ok(())
+    }
+
+    /// A bookkeeping command (ALLOC, FREE, LOAD): quick, so a generous fixed deadline.
+    fn command(&self, slot: &mut WorkerSlot, line: &str, doing: &str) -> Result<(), EmuError> {
+        let worker = slot.worker.as_mut().expect("started");
+        let result = worker.request(line, Some(Instant::now() + Duration::from_secs(30)));
+        let problem = match result {
+            Ok(r) if r.ok => return Ok(()),
+            Ok(r) => r.message.unwrap_or_else(|| "it refused without saying why".into()),
+            Err(Failure::TimedOut) => "it did not answer within 30 s".into(),
+            Err(Failure::Died { status, stderr }) => {
+                format!("it {}{}", describe_exit(status), tail_for_message(&stderr))
+            }
+            Err(Failure::Io(e)) => e.to_string(),
+        };
+        let stderr = worker.stderr_tail();
+        self.retire(slot);
+        let verb = line.split(' ').next().unwrap_or(line);
+        Err(EmuError::Worker(format!(
+            "{doing} the worker (`{verb}`): {problem}{}",
+            if problem.contains(stderr.trim()) { String::new() } else { tail_for_message(&stderr) }
+        )))
+    }
+
+    fn retire(&self, slot: &mut WorkerSlot) {
+        if let Some(mut w) = slot.worker.take() {
+            w.kill();
+        }
+        slot.loaded.clear();
+    }
+
+    /// The watchdog fired: ask the worker where it is, then kill it.
+    fn hang(&self, slot: &mut WorkerSlot, kernel: &str, module: &EmuModule, so: &Path, rt: &Runtime) -> EmuError {
+        let worker = slot.worker.as_mut().expect("running");
+        worker.nudge();
+        let report = worker.await_reply(Some(Instant::now() + crate::worker::HANG_REPORT_GRACE));
+        self.retire(slot);
+        let secs = self.config.watchdog.as_secs_f64();
+        let limit = format!(
+            "`{kernel}` did not finish within {secs} s, the emulator's watchdog (GPUBOOK_EMU_WATCHDOG_S)"
+        );
+        let mut d = match report {
+            Ok(reply) if !reply.ok => match self.failure(&reply, module, so, rt) {
+                EmuError::Kernel(mut d) => {
+                    d.notes.insert(0, limit);
+                    d
+                }
+                _ => Diagnostic::new(DiagClass::Hang, limit),
+            },
+            _ => {
+                let mut d = Diagnostic::new(DiagClass::Hang, limit);
+                d.file = Some(module.path.clone());
+                d
+            }
+        };
+        d.class = DiagClass::Hang;
+        d.notes.push(
+            "look for a loop whose condition never changes for some thread, or a thread waiting \
+             for a flag that another block should set (blocks may run in any order, and one \
+             after another here)"
+                .into(),
+        );
+        EmuError::Kernel(d)
+    }
+
+    /// A failure reply → the learner's diagnostic, with file:line from the pc.
+    fn failure(&self, reply: &Reply, module: &EmuModule, so: &Path, rt: &Runtime) -> EmuError {
+        let message = reply.message.clone().unwrap_or_else(|| "the launch failed".into());
+        let Some(class) = reply.class.as_deref().and_then(DiagClass::from_wire) else {
+            return EmuError::Worker(message);
+        };
+        let so = reply.so.as_deref().filter(|s| !s.is_empty()).map(Path::new).unwrap_or(so);
+        let pcs: Vec<u64> = reply.pc.into_iter().chain(reply.frames.iter().copied()).filter(|&pc| pc != 0).collect();
+        let loc = symbolize::locate(so, &pcs, &rt.dir);
+        let mut d = Diagnostic::new(class, message);
+        d.block = reply.block;
+        d.thread = reply.thread;
+        match loc {
+            Some(l) => {
+                d.file = Some(l.file);
+                d.line = Some(l.line);
+            }
+            None => d.file = Some(module.path.clone()),
+        }
+        for note in &reply.more {
+            d.notes.push(self.note(note, so, rt));
+        }
+        EmuError::Kernel(d)
+    }
+
+    /// One entry of `more`: a string, or `{"what"|"message", "pc", "block", "thread"}`.
+    fn note(&self, v: &serde_json::Value, so: &Path, rt: &Runtime) -> String {
+        if let Some(s) = v.as_str() {
+            return s.to_string();
+        }
+        let text = v.get("what").or_else(|| v.get("message")).and_then(|m| m.as_str()).unwrap_or("");
+        let coords = |key: &str| -> Option<String> {
+            let a = v.get(key)?.as_array()?;
+            let n: Vec<String> = a.iter().map(|x| x.as_u64().unwrap_or(0).to_string()).collect();
+            Some(format!("({})", n.join(",")))
+        };
+        let mut out = String::new();
+        if !text.starts_with("thread") {
+            if let (Some(t), Some(b)) = (coords("thread"), coords("block")) {
+                out.push_str(&format!("thread {t} of block {b}: "));
+            }
+        }
+        out.push_str(text);
+        let note_so = v.get("so").and_then(|s| s.as_str()).filter(|s| !s.is_empty()).map(Path::new).unwrap_or(so);
+        if let Some(pc) = v.get("pc").and_then(|p| p.as_u64()).filter(|&pc| pc != 0) {
+            if let Some(l) = symbolize::locate(note_so, &[pc], &rt.dir) {
+                out.push_str(&format!(", at {}:{}", l.file.display(), l.line));
+            }
+        }
+        out
+    }
+
+    fn check_kernel<'m>(&self, module: &'m EmuModule, kernel: &str) -> Result<&'m KernelSignature, EmuError> {
+        let at_file = |msg: String| {
+            let mut d = Diagnostic::new(DiagClass::LaunchConfig, msg);
+            d.file = Some(module.path.clone());
+            EmuError::Kernel(d)
+        };
+        let Some(sig) = module.kernel(kernel) else {
+            let names: Vec<&str> = module.kernels.iter().map(|k| k.name.as_str()).collect();
+            return Err(at_file(format!(
+                "there is no kernel named `{kernel}` in this file (it defines {})",
+                if names.is_empty() { "no `__global__` function".to_string() } else { format!("`{}`", names.join("`, `")) }
+            )));
+        };
+        if !module.rewritten.exported.iter().any(|n| n == kernel) {
+            let mut d = Diagnostic::new(
+                DiagClass::LaunchConfig,
+                format!(
+                    "`{kernel}` is not declared `extern \"C\"`, so NVRTC gives it a C++ mangled name \
+                     and a GPU could not find it by this name either"
+                ),
+            );
+            d.file = Some(module.path.clone());
+            d.line = Some(sig.line);
+            d.notes.push(format!("write `extern \"C\" __global__ void {kernel}(...)`"));
+            return Err(EmuError::Kernel(d));
+        }
+        Ok(sig)
+    }
+
+    /// Argument count and sizes against the kernel's parameters, and pointers into live buffers.
+    fn check_args(&self, sig: &KernelSignature, args: &[Vec<u8>]) -> Result<(), Diagnostic> {
+        if args.len() != sig.params.len() {
+            return Err(Diagnostic::new(
+                DiagClass::LaunchConfig,
+                format!(
+                    "`{sig}` takes {} argument{}, but the launch passed {}",
+                    sig.params.len(),
+                    if sig.params.len() == 1 { "" } else { "s" },
+                    args.len()
+                ),
+            ));
+        }
+        for (i, (p, a)) in sig.params.iter().zip(args).enumerate() {
+            let which = format!("argument {} (`{p}`)", i + 1);
+            if p.pointer {
+                if a.len() != 8 {
+                    return Err(Diagnostic::new(
+                        DiagClass::LaunchConfig,
+                        format!("{which} is a pointer: pass a device buffer, not a {}-byte value", a.len()),
+                    ));
+                }
+                let addr = u64::from_le_bytes(a[..8].try_into().expect("8 bytes"));
+                let arena = self.arena();
+                // Null is a legal argument; so is the end of a buffer (an empty tail slice).
+                let inside = addr == 0
+                    || arena.buffer_at(addr).is_some()
+                    || arena.buffer_at(addr.wrapping_sub(1)).is_some_and(|b| b.end() == addr);
+                if !inside {
+                    let why = arena.check_range(addr, 1, "it points").err().map(|e| e.to_string()).unwrap_or_default();
+                    return Err(Diagnostic::new(
+                        DiagClass::LaunchConfig,
+                        format!("{which} is {addr:#x}, which is not inside a live device buffer ({why})"),
+                    ));
+                }
+            } else if let Some(size) = scalar_size(&p.base) {
+                if a.len() != size {
+                    return Err(Diagnostic::new(
+                        DiagClass::LaunchConfig,
+                        format!(
+                            "{which} is a {size}-byte `{}`, but the launch passed {} bytes{}",
+                            p.base,
+                            a.len(),
+                            rust_hint(&p.base)
+                        ),
+                    ));
+                }
+            } else if a.is_empty() {
+                return Err(Diagnostic::new(DiagClass::LaunchConfig, format!("{which} was passed no bytes")));
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Drop for EmuDevice {
+    fn drop(&mut self) {
+        // The worker goes first: it maps the arena, which is unmapped after this.
+        let slot = self.worker.get_mut().unwrap_or_else(|p| p.into_inner());
+        slot.worker = None;
+    }
+}
+
+/// The limits a GPU enforces at launch (cudaErrorInvalidConfiguration and friends).
+fn check_config(l: &LaunchSpec) -> Result<(), Diagnostic> {
+    let bad = |msg: String| Err(Diagnostic::new(DiagClass::LaunchConfig, msg));
+    let show = |d: [u32; 3]| format!("({},{},{})", d[0], d[1], d[2]);
+    if l.grid.contains(&0) || l.block.contains(&0) {
+        return bad(format!(
+            "grid {} or block {} has a zero dimension: each must be at least 1 (an empty grid launches nothing on a GPU but is an error)",
+            show(l.grid),
+            show(l.block)
+        ));
+    }
+    let threads: u64 = l.block.iter().map(|&d| d as u64).product();
+    if threads > MAX_THREADS_PER_BLOCK as u64 {
+        return bad(format!(
+            "a block of {} = {threads} threads is more than the {MAX_THREADS_PER_BLOCK} a block may hold; \
+             use more blocks of fewer threads",
+            show(l.block)
+        ));
+    }
+    for (axis, ((&b, &g), (&max_b, &max_g))) in
+        ["x", "y", "z"].iter().zip(l.block.iter().zip(&l.grid).zip(MAX_BLOCK_DIM.iter().zip(&MAX_GRID_DIM)))
+    {
+        if b > max_b {
+            return bad(format!("block dimension {axis} is {b}, more than the maximum {max_b}"));
+        }
+        if g > max_g {
+            return bad(format!("grid dimension {axis} is {g}, more than the maximum {max_g}"));
+        }
+    }
+    if l.shared_mem_bytes > MAX_SHARED_PER_BLOCK {
+        return bad(format!(
+            "{} bytes of dynamic shared memory is more than the {MAX_SHARED_PER_BLOCK} bytes a block may use",
+            l.shared_mem_bytes
+        ));
+    }
+    Ok(())
+}
+
+/// Sizes of the scalar types a kernel parameter commonly has; None for others (structs,
+/// template parameters), which are not checked.
+fn scalar_size(base: &str) -> Option<usize> {
+    Some(match base {
+        "bool" | "char" | "signed char" | "unsigned char" | "int8_t" | "uint8_t" => 1,
+        "short" | "unsigned short" | "int16_t" | "uint16_t" => 2,
+        "int" | "unsigned int" | "float" | "int32_t" | "uint32_t" => 4,
+        "long" | "unsigned long" | "long long" | "unsigned long long" | "double" | "size_t" | "ptrdiff_t"
+        | "int64_t" | "uint64_t" | "intptr_t" | "uintptr_t" => 8,
+        "char2" | "uchar2" => 2,
+        "char4" | "uchar4" | "short2" | "ushort2" => 4,
+        "int2" | "uint2" | "float2" | "short4" | "ushort4" => 8,
+        "int3" | "uint3" | "float3" | "dim3" => 12,
+        "int4" | "uint4" | "float4" | "double2" | "long2" | "ulong2" | "longlong2" | "ulonglong2" => 16,
+        _ => return None,
+    })
+}
+
+/// The Rust type a learner should pass for a C scalar.
+fn rust_hint(base: &str) -> String {
+    let t = match base {
+        "int" | "int32_t" => "i32",
+        "unsigned int" | "uint32_t" => "u32",
+        "float" => "f32",
+        "double" => "f64",
+        "long long" | "long" | "int64_t" => "i64",
+        "unsigned long long" | "unsigned long" | "uint64_t" | "size_t" => "u64",
+        _ => return String::new(),
+    };
+    format!(" (pass a Rust `{t}`)")
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The worker's last stderr lines as notes.
+fn stderr_notes(stderr: &str) -> Vec<String> {
+    let lines: Vec<&str> = stderr.lines().filter(|l| !l.trim().is_empty()).collect();
+    let start = lines.len().saturating_sub(8);
+    lines[start..].iter().map(|l| format!("worker: {l}")).collect()
+}
+
+fn tail_for_message(stderr: &str) -> String {
+    let notes = stderr_notes(stderr);
+    if notes.is_empty() { String::new() } else { format!("\n{}", notes.join("\n")) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(grid: [u32; 3], block: [u32; 3], shared: u32) -> LaunchSpec {
+        LaunchSpec { grid, block, shared_mem_bytes: shared, mode: None }
+    }
+
+    #[test]
+    fn launch_limits() {
+        assert!(check_config(&spec([4, 1, 1], [256, 1, 1], 0)).is_ok());
+        let e = check_config(&spec([4, 1, 1], [32, 64, 1], 0)).unwrap_err();
+        assert!(e.message.contains("(32,64,1) = 2048 threads"), "{e}");
+        let e = check_config(&spec([0, 1, 1], [1, 1, 1], 0)).unwrap_err();
+        assert!(e.message.contains("zero"), "{e}");
+        let e = check_config(&spec([1, 70000, 1], [1, 1, 1], 0)).unwrap_err();
+        assert!(e.message.contains("grid dimension y is 70000"), "{e}");
+        let e = check_config(&spec([1, 1, 1], [1, 1, 128], 0)).unwrap_err();
+        assert!(e.message.contains("block dimension z is 128"), "{e}");
+        assert!(check_config(&spec([1, 1, 1], [1, 1, 1], 64 << 10)).is_err());
+    }
+
+    #[test]
+    fn args_are_checked_against_the_signature() {
+        let dev = EmuDevice::new(33, EmuConfig::from_env()).unwrap();
+        let sig = &parse_kernels("extern \"C\" __global__ void k(const float* a, int n) {}")[0];
+        let a = dev.alloc(16, 4, "a").unwrap();
+        assert!(dev.check_args(sig, &[a.to_le_bytes().to_vec(), 4i32.to_le_bytes().to_vec()]).is_ok());
+        let e = dev.check_args(sig, &[a.to_le_bytes().to_vec()]).unwrap_err();
+        assert_eq!(e.message, "`k(const float* a, int n)` takes 2 arguments, but the launch passed 1");
+        let e = dev.check_args(sig, &[a.to_le_bytes().to_vec(), 4u64.to_le_bytes().to_vec()]).unwrap_err();
+        assert!(e.message.contains("argument 2 (`int n`) is a 4-byte `int`, but the launch passed 8 bytes (pass a Rust `i32`)"), "{e}");
+        let e = dev.check_args(sig, &[4i32.to_le_bytes().to_vec(), 4i32.to_le_bytes().to_vec()]).unwrap_err();
+        assert!(e.message.contains("is a pointer"), "{e}");
+        dev.free(a).unwrap();
+        let e = dev.check_args(sig, &[a.to_le_bytes().to_vec(), 4i32.to_le_bytes().to_vec()]).unwrap_err();
+        assert!(e.message.contains("was freed"), "{e}");
+    }
+
+    #[test]
+    fn device_is_send_and_sync() {
+        fn assert_send_sync<T: Send + Sync>() {}
+        assert_send_sync::<EmuDevice>();
+        assert_send_sync::<EmuModule>();
+    }
+}

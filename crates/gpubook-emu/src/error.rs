@@ -1,0 +1,240 @@
+//! What can go wrong, worded for a learner. A kernel bug becomes a `Diagnostic` that names the
+//! CUDA thread, the buffer and the line; everything else is an `EmuError` with its context.
+
+use std::fmt;
+use std::path::PathBuf;
+
+/// The kind of kernel bug a diagnostic reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum DiagClass {
+    OutOfBounds,
+    BarrierDivergence,
+    Race,
+    UninitializedRead,
+    Hang,
+    Crash,
+    StackOverflow,
+    LaunchConfig,
+    Trap,
+}
+
+impl DiagClass {
+    /// The class as the worker protocol spells it (`out_of_bounds`, ...).
+    pub fn from_wire(word: &str) -> Option<DiagClass> {
+        Some(match word {
+            "out_of_bounds" => DiagClass::OutOfBounds,
+            "barrier_divergence" => DiagClass::BarrierDivergence,
+            "race" => DiagClass::Race,
+            "uninitialized_read" => DiagClass::UninitializedRead,
+            "hang" => DiagClass::Hang,
+            "crash" => DiagClass::Crash,
+            "stack_overflow" => DiagClass::StackOverflow,
+            "launch_config" => DiagClass::LaunchConfig,
+            "trap" => DiagClass::Trap,
+            _ => return None,
+        })
+    }
+
+    /// Words a learner reads at the start of the message.
+    pub fn describe(self) -> &'static str {
+        match self {
+            DiagClass::OutOfBounds => "out of bounds",
+            DiagClass::BarrierDivergence => "barrier divergence",
+            DiagClass::Race => "data race",
+            DiagClass::UninitializedRead => "read of uninitialized memory",
+            DiagClass::Hang => "hang",
+            DiagClass::Crash => "crash",
+            DiagClass::StackOverflow => "stack overflow",
+            DiagClass::LaunchConfig => "invalid launch",
+            DiagClass::Trap => "trap",
+        }
+    }
+}
+
+impl fmt::Display for DiagClass {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.describe())
+    }
+}
+
+/// A bug found while running a kernel, with where it happened.
+///
+/// Displays like a teacher: `out of bounds: thread (5,0,0) of block (3,0,0) wrote c[1024], one
+/// past the end of `c` (1024 f32), at kernels/ch03/vector_add.cu:7`, then one line per note.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Diagnostic {
+    pub class: DiagClass,
+    /// What happened, without who or where (those are the fields below).
+    pub message: String,
+    pub file: Option<PathBuf>,
+    pub line: Option<u32>,
+    pub block: Option<[u32; 3]>,
+    pub thread: Option<[u32; 3]>,
+    /// Extra sentences: the other party of a race, what to try next, the worker's last words.
+    pub notes: Vec<String>,
+}
+
+impl Diagnostic {
+    /// A diagnostic with only a class and a message.
+    pub fn new(class: DiagClass, message: impl Into<String>) -> Diagnostic {
+        Diagnostic {
+            class,
+            message: message.into(),
+            file: None,
+            line: None,
+            block: None,
+            thread: None,
+            notes: Vec::new(),
+        }
+    }
+
+    pub fn with_note(mut self, note: impl Into<String>) -> Diagnostic {
+        self.notes.push(note.into());
+        self
+    }
+
+    /// `kernels/ch03/vector_add.cu:7`, when known.
+    pub fn location(&self) -> Option<String> {
+        let file = self.file.as_ref()?.display();
+        Some(match self.line {
+            Some(line) => format!("{file}:{line}"),
+            None => file.to_string(),
+        })
+    }
+}
+
+fn xyz(v: [u32; 3]) -> String {
+    format!("({},{},{})", v[0], v[1], v[2])
+}
+
+impl fmt::Display for Diagnostic {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: ", self.class)?;
+        // Who, unless the message already says it.
+        if !self.message.starts_with("thread (") && !self.message.starts_with("block (") {
+            match (self.thread, self.block) {
+                (Some(t), Some(b)) => write!(f, "thread {} of block {} ", xyz(t), xyz(b))?,
+                (None, Some(b)) => write!(f, "block {} ", xyz(b))?,
+                (Some(t), None) => write!(f, "thread {} ", xyz(t))?,
+                (None, None) => {}
+            }
+        }
+        f.write_str(self.message.trim_end_matches(['.', ' ']))?;
+        if let Some(loc) = self.location() {
+            write!(f, ", at {loc}")?;
+        }
+        for note in &self.notes {
+            write!(f, "\n  note: {}", note.trim_end())?;
+        }
+        Ok(())
+    }
+}
+
+/// Everything the emulator can fail with.
+#[derive(Debug, thiserror::Error)]
+pub enum EmuError {
+    /// The kernel source did not compile. `message` is the compiler's first error, `log` a
+    /// short excerpt of its output with the learner's file names.
+    #[error("{}: error: {message}\n{log}", location(file, *line))]
+    Compile { file: PathBuf, line: Option<u32>, message: String, log: String },
+    /// The kernel uses CUDA that the emulator does not model.
+    #[error(
+        "{}: {feature} is not supported by the gpubook CPU emulator; \
+         run on a GPU (GPUBOOK_BACKEND=cuda) or write the kernel without it",
+        location(file, Some(*line))
+    )]
+    Unsupported { feature: String, file: PathBuf, line: u32 },
+    /// A bug in the kernel, found while running it.
+    #[error("{0}")]
+    Kernel(Diagnostic),
+    /// No usable C++ compiler: the emulator compiles kernels with one.
+    #[error("the gpubook emulator needs a C++ compiler: {0}")]
+    NoCompiler(String),
+    /// The worker process misbehaved in a way that is not the kernel's fault.
+    #[error("the emulator's worker process failed: {0}")]
+    Worker(String),
+    /// A host-side memory operation was invalid (unknown address, out of a buffer, double free).
+    #[error("{0}")]
+    Memory(String),
+    /// An operating-system call failed; `context` says what we were doing.
+    #[error("{context}: {source}")]
+    Io { context: String, source: std::io::Error },
+}
+
+impl EmuError {
+    /// An `Io` error with what we were doing.
+    pub(crate) fn io(context: impl Into<String>, source: std::io::Error) -> EmuError {
+        EmuError::Io { context: context.into(), source }
+    }
+
+    /// The diagnostic, when this is a kernel bug.
+    pub fn diagnostic(&self) -> Option<&Diagnostic> {
+        match self {
+            EmuError::Kernel(d) => Some(d),
+            _ => None,
+        }
+    }
+}
+
+fn location(file: &std::path::Path, line: Option<u32>) -> String {
+    match line {
+        Some(line) => format!("{}:{line}", file.display()),
+        None => file.display().to_string(),
+    }
+}
+
+/// `.map_err(io_context("reading x"))`.
+pub(crate) fn io_context<C: Into<String>>(context: C) -> impl FnOnce(std::io::Error) -> EmuError {
+    move |e| EmuError::io(context, e)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn diagnostic_reads_like_a_sentence() {
+        let d = Diagnostic {
+            class: DiagClass::OutOfBounds,
+            message: "wrote c[1024], one past the end of `c` (1024 f32)".into(),
+            file: Some("kernels/ch03/vector_add.cu".into()),
+            line: Some(7),
+            block: Some([3, 0, 0]),
+            thread: Some([5, 0, 0]),
+            notes: vec!["guard the store with `if (i < n)`".into()],
+        };
+        assert_eq!(
+            d.to_string(),
+            "out of bounds: thread (5,0,0) of block (3,0,0) wrote c[1024], one past the end of `c` \
+             (1024 f32), at kernels/ch03/vector_add.cu:7\n  note: guard the store with `if (i < n)`"
+        );
+        let bare = Diagnostic::new(DiagClass::Hang, "the kernel did not finish within 2 s.");
+        assert_eq!(bare.to_string(), "hang: the kernel did not finish within 2 s");
+    }
+
+    #[test]
+    fn wire_classes_round_trip() {
+        for w in [
+            "out_of_bounds",
+            "barrier_divergence",
+            "race",
+            "uninitialized_read",
+            "hang",
+            "crash",
+            "stack_overflow",
+            "launch_config",
+            "trap",
+        ] {
+            assert!(DiagClass::from_wire(w).is_some(), "{w}");
+        }
+        assert_eq!(DiagClass::from_wire("bad_module"), None);
+    }
+
+    #[test]
+    fn errors_name_the_file() {
+        let e = EmuError::Unsupported { feature: "cooperative groups".into(), file: "k.cu".into(), line: 3 };
+        assert!(e.to_string().starts_with("k.cu:3: cooperative groups is not supported"), "{e}");
+        let e = EmuError::Compile { file: "k.cu".into(), line: Some(4), message: "expected ';'".into(), log: String::new() };
+        assert!(e.to_string().starts_with("k.cu:4: error: expected ';'"), "{e}");
+    }
+}

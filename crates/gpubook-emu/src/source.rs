@@ -1,0 +1,456 @@
+//! The source rewrite: turns a learner's .cu into the C++ that g++ compiles against
+//! gpubook_device.h (the contract table in DESIGN.md), and refuses, by name and line, CUDA
+//! features the emulator does not model.
+//!
+//! Every line keeps its number: a rewritten declaration stays on its line (padded with the
+//! newlines it spanned), and a `#line` directive names the learner's file, so compiler errors
+//! and DWARF line tables point at what the learner wrote.
+
+use std::path::Path;
+
+use crate::error::EmuError;
+use crate::lex::{tokenize, Kind, Token};
+use crate::signature::parse_kernels_linkage;
+
+/// The rewritten source, ready for the compiler.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Rewritten {
+    pub text: String,
+    /// Kernels with C linkage, exported through `GPUBOOK_EXPORT_KERNEL`.
+    pub exported: Vec<String>,
+}
+
+/// CUDA headers whose contents gpubook_device.h already provides: the include is dropped.
+const PROVIDED_HEADERS: &[&str] =
+    &["cuda_runtime.h", "cuda.h", "cuda_runtime_api.h", "device_launch_parameters.h", "device_functions.h"];
+
+/// Headers the emulator cannot offer, with what a learner would call the feature.
+const UNSUPPORTED_HEADERS: &[(&str, &str)] = &[
+    ("cuda_fp16.h", "half precision (`#include <cuda_fp16.h>`)"),
+    ("cuda_bf16.h", "bfloat16 (`#include <cuda_bf16.h>`)"),
+    ("cooperative_groups", "cooperative groups (`#include <cooperative_groups.h>`)"),
+    ("mma.h", "tensor-core matrix operations (`#include <mma.h>`)"),
+    ("cub/", "CUB (`#include <cub/...>`)"),
+    ("thrust/", "Thrust (`#include <thrust/...>`)"),
+    ("cuda/", "libcu++ (`#include <cuda/...>`)"),
+    ("curand_kernel.h", "cuRAND's device API (`#include <curand_kernel.h>`)"),
+];
+
+/// Identifiers that mean an unsupported feature wherever they appear in code.
+const UNSUPPORTED_WORDS: &[(&str, &str)] = &[
+    ("cooperative_groups", "cooperative groups"),
+    ("__half", "half precision (`__half`)"),
+    ("__half2", "half precision (`__half2`)"),
+    ("__nv_bfloat16", "bfloat16 (`__nv_bfloat16`)"),
+    ("__nv_bfloat162", "bfloat16 (`__nv_bfloat162`)"),
+    ("nvcuda", "tensor-core matrix operations (`nvcuda::wmma`)"),
+    ("cudaTextureObject_t", "texture objects (`cudaTextureObject_t`)"),
+    ("cudaSurfaceObject_t", "surface objects (`cudaSurfaceObject_t`)"),
+    ("tex1Dfetch", "texture fetches (`tex1Dfetch`)"),
+    ("tex1D", "texture fetches (`tex1D`)"),
+    ("tex2D", "texture fetches (`tex2D`)"),
+    ("tex3D", "texture fetches (`tex3D`)"),
+    ("surf2Dread", "surface memory (`surf2Dread`)"),
+    ("surf2Dwrite", "surface memory (`surf2Dwrite`)"),
+    ("asm", "inline PTX assembly (`asm`)"),
+];
+
+/// Rewrites `text` (the contents of `path`, which is what messages and `#line` will show).
+pub(crate) fn rewrite(path: &Path, text: &str) -> Result<Rewritten, EmuError> {
+    let tokens = tokenize(text);
+    check_supported(path, &tokens)?;
+    let mut out = String::with_capacity(text.len() + 256);
+    out.push_str(&format!("#line 1 {}\n", quoted(path)));
+    let mut copied = 0; // bytes of `text` already emitted
+    let mut scopes: Vec<Scope> = Vec::new();
+    let mut next_id = 0u32;
+    let mut i = 0;
+    while i < tokens.len() {
+        let t = tokens[i];
+        match t.kind {
+            Kind::Directive => {
+                if let Some(header) = included_header(t.text) {
+                    if PROVIDED_HEADERS.contains(&header) {
+                        splice(&mut out, text, &mut copied, t.start, t.end(), "/* provided by gpubook_device.h */");
+                    }
+                }
+            }
+            Kind::Punct('{') => scopes.push(classify_brace(&tokens[..i], &scopes)),
+            Kind::Punct('}') => {
+                scopes.pop();
+            }
+            Kind::Ident if t.text == "__shared__" => {
+                let start = statement_start(&tokens, i);
+                let Some(end) = (i..tokens.len()).find(|&j| tokens[j].is_punct(';')) else {
+                    return Err(EmuError::Compile {
+                        file: path.into(),
+                        line: Some(t.line),
+                        message: "a `__shared__` declaration without its closing `;`".into(),
+                        log: String::new(),
+                    });
+                };
+                let decl = &tokens[start..end];
+                let is_extern = decl.iter().any(|t| t.is_ident("extern"));
+                if !scopes.contains(&Scope::Code) {
+                    let feature = if is_extern {
+                        "`extern __shared__` outside a function (declare it inside the kernel: \
+                         `extern __shared__ float s[];`)"
+                    } else {
+                        "`__shared__` outside a function (declare it inside the kernel that uses \
+                         it, where each block gets its own copy)"
+                    };
+                    return Err(EmuError::Unsupported { feature: feature.into(), file: path.into(), line: t.line });
+                }
+                let replacement = shared_declaration(decl, is_extern, &mut next_id)
+                    .ok_or_else(|| EmuError::Compile {
+                        file: path.into(),
+                        line: Some(t.line),
+                        message: "the emulator could not read this `__shared__` declaration; write it \
+                                  as `__shared__ float name[SIZE];`"
+                            .into(),
+                        log: String::new(),
+                    })?;
+                splice(&mut out, text, &mut copied, tokens[start].start, tokens[end].end(), &replacement);
+                i = end + 1;
+                continue;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    out.push_str(&text[copied..]);
+    if !out.ends_with('\n') {
+        out.push('\n');
+    }
+    let mut exported = Vec::new();
+    for (kernel, c_linkage) in parse_kernels_linkage(text) {
+        if c_linkage {
+            // Errors in the trampoline (an argument type it cannot unpack) point at the kernel.
+            out.push_str(&format!("#line {} {}\nGPUBOOK_EXPORT_KERNEL({})\n", kernel.line, quoted(path), kernel.name));
+            exported.push(kernel.name);
+        }
+    }
+    Ok(Rewritten { text: out, exported })
+}
+
+/// What an open brace encloses: function code, or a scope where declarations are file-level
+/// (`extern "C" { }`, `namespace { }`, a struct body).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Scope {
+    Code,
+    Other,
+}
+
+fn classify_brace(before: &[Token], scopes: &[Scope]) -> Scope {
+    if scopes.contains(&Scope::Code) {
+        return Scope::Code; // a block, lambda or initializer inside a function
+    }
+    // A function body follows `)` or a trailing qualifier: `void f() const {`.
+    let prev = before.iter().rev().find(|t| {
+        !matches!(t.text, "const" | "noexcept" | "override" | "final" | "mutable" | "volatile")
+    });
+    if prev.is_some_and(|t| t.is_punct(')')) { Scope::Code } else { Scope::Other }
+}
+
+/// Index of the first token of the statement holding token `i`.
+fn statement_start(tokens: &[Token], i: usize) -> usize {
+    (0..i)
+        .rev()
+        .find(|&j| matches!(tokens[j].kind, Kind::Punct(';' | '{' | '}') | Kind::Directive))
+        .map_or(0, |j| j + 1)
+}
+
+/// `[static|extern] __shared__ [__align__(N)] TYPE a[N], *b;` → one runtime call per declarator.
+fn shared_declaration(decl: &[Token], is_extern: bool, next_id: &mut u32) -> Option<String> {
+    // Storage words and alignment attributes do not belong to the type.
+    let mut kept: Vec<Token> = Vec::new();
+    let mut k = 0;
+    while k < decl.len() {
+        let t = decl[k];
+        if matches!(t.text, "__align__" | "alignas" | "__attribute__") && t.kind == Kind::Ident {
+            k = skip_parens(decl, k + 1);
+            continue;
+        }
+        if !matches!(t.text, "__shared__" | "static" | "extern") || t.kind != Kind::Ident {
+            kept.push(t);
+        }
+        k += 1;
+    }
+    let segments = split_top_level_commas(&kept);
+    let first = segments.first()?;
+    // In the first segment the declarator is the name (last identifier outside brackets) with
+    // the stars right before it; everything earlier is the type shared by all declarators.
+    let name_at = last_name(first)?;
+    let stars_from = (0..name_at).rev().take_while(|&j| first[j].is_punct('*')).last().unwrap_or(name_at);
+    if stars_from == 0 {
+        return None; // no type
+    }
+    let ty = span_text(&first[..stars_from]);
+    let mut out = Vec::new();
+    for (n, seg) in segments.iter().enumerate() {
+        let declarator = if n == 0 { &seg[stars_from..] } else { &seg[..] };
+        let name_pos = last_name(declarator)?;
+        let name = declarator[name_pos].text;
+        let stars = "*".repeat(declarator[..name_pos].iter().filter(|t| t.is_punct('*')).count());
+        let dims = span_text(&declarator[name_pos + 1..]);
+        if declarator[name_pos + 1..].iter().any(|t| t.is_punct('=')) {
+            return None; // CUDA forbids initializers on __shared__ too
+        }
+        if is_extern {
+            out.push(format!("{ty}{stars}* {name} = ::gpubook::dynamic_shared<{ty}{stars}>(\"{name}\");"));
+        } else {
+            let id = *next_id;
+            *next_id += 1;
+            out.push(format!("auto& {name} = *::gpubook::shared_var<{ty}{stars}{dims}>({id}, \"{name}\");"));
+        }
+    }
+    Some(out.join(" "))
+}
+
+/// Position of the declared name: the last identifier not inside `[...]`.
+fn last_name(tokens: &[Token]) -> Option<usize> {
+    let mut depth = 0i32;
+    let mut found = None;
+    for (j, t) in tokens.iter().enumerate() {
+        match t.kind {
+            Kind::Punct('[') => depth += 1,
+            Kind::Punct(']') => depth -= 1,
+            Kind::Ident if depth == 0 => found = Some(j),
+            _ => {}
+        }
+    }
+    found
+}
+
+fn split_top_level_commas<'a>(tokens: &[Token<'a>]) -> Vec<Vec<Token<'a>>> {
+    let mut out = vec![Vec::new()];
+    // `<...>` only nests in a type (`Pair<int, 2>`); inside `[...]` it is a comparison or a
+    // shift (`[N >> 1]`), so brackets and angles are counted apart.
+    let (mut brackets, mut angles) = (0i32, 0i32);
+    for t in tokens {
+        match t.kind {
+            Kind::Punct('(' | '[') => brackets += 1,
+            Kind::Punct(')' | ']') => brackets -= 1,
+            Kind::Punct('<') if brackets == 0 => angles += 1,
+            Kind::Punct('>') if brackets == 0 => angles -= 1,
+            Kind::Punct(',') if brackets == 0 && angles == 0 => {
+                out.push(Vec::new());
+                continue;
+            }
+            _ => {}
+        }
+        out.last_mut().expect("never empty").push(*t);
+    }
+    out
+}
+
+/// Index after the parenthesized group starting at `open` (or `open` if there is none).
+fn skip_parens(tokens: &[Token], open: usize) -> usize {
+    if !tokens.get(open).is_some_and(|t| t.is_punct('(')) {
+        return open;
+    }
+    let mut depth = 0;
+    for (j, t) in tokens.iter().enumerate().skip(open) {
+        if t.is_punct('(') {
+            depth += 1;
+        } else if t.is_punct(')') {
+            depth -= 1;
+            if depth == 0 {
+                return j + 1;
+            }
+        }
+    }
+    tokens.len()
+}
+
+/// The source text of a run of tokens, joined by single spaces where the source had
+/// whitespace or comments; `>>` stays `>>`, `N * 2` stays as written.
+fn span_text(tokens: &[Token]) -> String {
+    let mut out = String::new();
+    for (j, t) in tokens.iter().enumerate() {
+        if j > 0 && tokens[j - 1].end() != t.start {
+            out.push(' ');
+        }
+        out.push_str(t.text);
+    }
+    out
+}
+
+/// Emits `text[copied..start]`, then `replacement` and as many newlines as `text[start..end]`
+/// held, so the lines after it keep their numbers.
+fn splice(out: &mut String, text: &str, copied: &mut usize, start: usize, end: usize, replacement: &str) {
+    out.push_str(&text[*copied..start]);
+    out.push_str(replacement);
+    for _ in text[start..end].matches('\n') {
+        out.push('\n');
+    }
+    *copied = end;
+}
+
+/// `#include <a/b.h>` or `#include "b.h"` → `a/b.h`.
+fn included_header(directive: &str) -> Option<&str> {
+    let rest = directive.strip_prefix('#')?.trim_start().strip_prefix("include")?.trim();
+    let inner = rest.strip_prefix('<').and_then(|r| r.split('>').next());
+    inner.or_else(|| rest.strip_prefix('"').and_then(|r| r.split('"').next())).map(str::trim)
+}
+
+/// The first feature the emulator does not model, as an `Unsupported` error.
+fn check_supported(path: &Path, tokens: &[Token]) -> Result<(), EmuError> {
+    let unsupported = |feature: &str, line: u32| {
+        Err(EmuError::Unsupported { feature: feature.to_string(), file: path.to_path_buf(), line })
+    };
+    for (i, t) in tokens.iter().enumerate() {
+        match t.kind {
+            Kind::Directive => {
+                if let Some(header) = included_header(t.text) {
+                    if let Some((_, feature)) = UNSUPPORTED_HEADERS.iter().find(|(h, _)| header.starts_with(h)) {
+                        return unsupported(feature, t.line);
+                    }
+                }
+            }
+            Kind::Ident => {
+                if let Some((_, feature)) = UNSUPPORTED_WORDS.iter().find(|(w, _)| *w == t.text) {
+                    return unsupported(feature, t.line);
+                }
+                // The legacy `texture<float, 1> tex;` reference type.
+                if t.text == "texture" && tokens.get(i + 1).is_some_and(|n| n.is_punct('<')) {
+                    return unsupported("texture references (`texture<...>`)", t.line);
+                }
+            }
+            // `kernel<<<grid, block>>>(...)` inside a .cu compiled for the device.
+            Kind::Punct('<')
+                if tokens.get(i + 1).is_some_and(|n| n.is_punct('<') && n.start == t.start + 1)
+                    && tokens.get(i + 2).is_some_and(|n| n.is_punct('<') && n.start == t.start + 2) =>
+            {
+                return unsupported("launching a kernel from device code (dynamic parallelism, `<<<...>>>`)", t.line);
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// A path as a C string literal for `#line`.
+fn quoted(path: &Path) -> String {
+    let s = path.to_string_lossy();
+    format!("\"{}\"", s.replace('\\', "\\\\").replace('"', "\\\""))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rw(src: &str) -> Rewritten {
+        rewrite(Path::new("k/t.cu"), src).unwrap()
+    }
+
+    /// The rewritten body without the leading `#line` and the trailing exports.
+    fn body(r: &Rewritten) -> &str {
+        let t = r.text.strip_prefix("#line 1 \"k/t.cu\"\n").unwrap();
+        t.split("#line ").next().unwrap()
+    }
+
+    #[test]
+    fn vector_add_gets_an_export_and_keeps_lines() {
+        let src = "extern \"C\" __global__ void vector_add(const float* a, float* c, int n) {\n\
+                   \x20   int i = blockIdx.x * blockDim.x + threadIdx.x;\n\
+                   \x20   if (i < n) c[i] = a[i];\n}\n";
+        let r = rw(src);
+        assert_eq!(r.exported, ["vector_add"]);
+        assert_eq!(body(&r), src);
+        assert!(r.text.ends_with("#line 1 \"k/t.cu\"\nGPUBOOK_EXPORT_KERNEL(vector_add)\n"), "{}", r.text);
+    }
+
+    #[test]
+    fn shared_declarations_follow_the_contract() {
+        let src = "#define TILE 16\n\
+                   extern \"C\" __global__ void k(float* out) {\n\
+                   \x20 __shared__ float tile[16][TILE];\n\
+                   \x20 __shared__ int count;\n\
+                   \x20 extern __shared__ float s[];\n\
+                   \x20 __shared__ __align__(16) unsigned char raw[N >> 1], *p;\n\
+                   \x20 static __shared__\n    volatile int flag;\n\
+                   \x20 out[0] = tile[0][0] + count + s[0] + raw[0] + flag;\n}\n";
+        let r = rw(src);
+        let b = body(&r);
+        let lines: Vec<&str> = b.lines().collect();
+        assert_eq!(lines[2], "  auto& tile = *::gpubook::shared_var<float[16][TILE]>(0, \"tile\");");
+        assert_eq!(lines[3], "  auto& count = *::gpubook::shared_var<int>(1, \"count\");");
+        assert_eq!(lines[4], "  float* s = ::gpubook::dynamic_shared<float>(\"s\");");
+        assert_eq!(
+            lines[5],
+            "  auto& raw = *::gpubook::shared_var<unsigned char[N >> 1]>(2, \"raw\"); \
+             auto& p = *::gpubook::shared_var<unsigned char*>(3, \"p\");"
+        );
+        assert_eq!(lines[6], "  auto& flag = *::gpubook::shared_var<volatile int>(4, \"flag\");");
+        assert_eq!(lines[7], "");
+        assert_eq!(b.lines().count(), src.lines().count());
+    }
+
+    #[test]
+    fn shared_in_device_functions_and_templates() {
+        let src = "template <typename T, int N> __device__ T sum(T v) {\n  __shared__ T buf[N];\n  return buf[0];\n}\n";
+        let r = rw(src);
+        assert!(body(&r).contains("auto& buf = *::gpubook::shared_var<T[N]>(0, \"buf\");"), "{}", r.text);
+        assert!(r.exported.is_empty());
+    }
+
+    #[test]
+    fn file_scope_shared_is_refused_with_its_line() {
+        for src in ["\n__shared__ float tile[256];\n", "namespace x {\n\nextern __shared__ float s[];\n}"] {
+            match rewrite(Path::new("k/t.cu"), src) {
+                Err(EmuError::Unsupported { feature, line, .. }) => {
+                    assert!(feature.contains("outside a function"), "{feature}");
+                    assert!(line == 2 || line == 3);
+                }
+                other => panic!("{other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn only_c_linkage_kernels_are_exported() {
+        let src = "__global__ void mangled(int* p) {}\nextern \"C\" {\n__global__ void a(int* p) {}\n__global__ void b() {}\n}\n";
+        let r = rw(src);
+        assert_eq!(r.exported, ["a", "b"]);
+        assert!(r.text.contains("#line 3 \"k/t.cu\"\nGPUBOOK_EXPORT_KERNEL(a)\n#line 4 \"k/t.cu\"\nGPUBOOK_EXPORT_KERNEL(b)\n"));
+    }
+
+    #[test]
+    fn provided_headers_are_dropped_others_kept() {
+        let src = "#include <cuda_runtime.h>\n#include \"common.cuh\"\n#include <stdint.h>\n";
+        let r = rw(src);
+        assert_eq!(body(&r), "/* provided by gpubook_device.h */\n#include \"common.cuh\"\n#include <stdint.h>\n");
+    }
+
+    #[test]
+    fn unsupported_features_are_named() {
+        let cases = [
+            ("#include <cuda_fp16.h>\n", 1, "half precision"),
+            ("\n#include <cooperative_groups.h>\n", 2, "cooperative groups"),
+            ("__global__ void k() {\n  namespace cg = cooperative_groups;\n}", 2, "cooperative groups"),
+            ("texture<float, 1> t;\n", 1, "texture references"),
+            ("__global__ void k(cudaTextureObject_t t) {}", 1, "texture objects"),
+            ("__global__ void k() {\n\n  child<<<1, 1>>>();\n}", 3, "dynamic parallelism"),
+            ("__global__ void k() { asm(\"trap;\"); }", 1, "inline PTX"),
+        ];
+        for (src, want_line, want) in cases {
+            match rewrite(Path::new("k/t.cu"), src) {
+                Err(EmuError::Unsupported { feature, line, file }) => {
+                    assert!(feature.contains(want), "{src}: {feature}");
+                    assert_eq!(line, want_line, "{src}");
+                    assert_eq!(file, Path::new("k/t.cu"));
+                }
+                other => panic!("{src}: {other:?}"),
+            }
+        }
+        // Look-alikes are fine: a shift, a comment, a string, a variable named `texture`.
+        rw("// tex2D<<<\nint a = 1 << 2; const char* s = \"<<<\"; float texture = 1;");
+    }
+
+    #[test]
+    fn line_paths_are_escaped() {
+        let r = rewrite(Path::new("we\"ird\\x.cu"), "").unwrap();
+        assert!(r.text.starts_with("#line 1 \"we\\\"ird\\\\x.cu\"\n"));
+    }
+}

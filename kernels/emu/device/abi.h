@@ -1,0 +1,95 @@
+// The boundary between compiled kernels and the worker runtime.
+//
+// Both sides include this file: the device header (gpubook_device.h) reads the current
+// CUDA thread's coordinates from `gpubook_current_thread` and calls the gpubook_rt_*
+// functions; the worker defines them. Plain C types only, and no CUDA builtin names
+// (threadIdx, blockIdx ...): the device header defines those as macros.
+#ifndef GPUBOOK_ABI_H
+#define GPUBOOK_ABI_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct gpubook_dim3 {
+    unsigned x, y, z;
+};
+
+// What every CUDA thread of one block shares.
+struct gpubook_block_view {
+    gpubook_dim3 block_idx;
+    gpubook_dim3 block_dim;
+    gpubook_dim3 grid_dim;
+};
+
+// What one CUDA thread sees. The worker switches `gpubook_current_thread` whenever it
+// switches fibers, so reading it costs a TLS load and nothing else.
+struct gpubook_thread_view {
+    gpubook_dim3 thread_idx;
+    const gpubook_block_view* block;
+};
+
+// Warp collective kinds (gpubook_rt_warp's `op`).
+enum gpubook_warp_op {
+    GPUBOOK_WARP_SYNC = 0,   // __syncwarp
+    GPUBOOK_WARP_SHFL,       // __shfl_sync: arg = source lane
+    GPUBOOK_WARP_SHFL_UP,    // arg = delta
+    GPUBOOK_WARP_SHFL_DOWN,  // arg = delta
+    GPUBOOK_WARP_SHFL_XOR,   // arg = lane mask
+    GPUBOOK_WARP_BALLOT,     // value = predicate
+    GPUBOOK_WARP_ANY,
+    GPUBOOK_WARP_ALL,
+    GPUBOOK_WARP_MATCH_ANY,  // value = the 64-bit value to compare
+    GPUBOOK_WARP_MATCH_ALL,
+    GPUBOOK_WARP_REDUCE_ADD, // __reduce_*_sync on 32-bit integers; arg = 1 when signed
+    GPUBOOK_WARP_REDUCE_MIN,
+    GPUBOOK_WARP_REDUCE_MAX,
+    GPUBOOK_WARP_REDUCE_AND,
+    GPUBOOK_WARP_REDUCE_OR,
+    GPUBOOK_WARP_REDUCE_XOR,
+};
+
+// Block barrier kinds (gpubook_rt_syncthreads's `kind`).
+enum gpubook_barrier_kind {
+    GPUBOOK_BAR_SYNC = 0, // __syncthreads
+    GPUBOOK_BAR_COUNT,    // __syncthreads_count
+    GPUBOOK_BAR_AND,      // __syncthreads_and
+    GPUBOOK_BAR_OR,       // __syncthreads_or
+};
+
+// Atomic operations and operand types (gpubook_rt_atomic, check mode only).
+enum gpubook_atomic_op {
+    GPUBOOK_ATOM_ADD = 0, GPUBOOK_ATOM_SUB, GPUBOOK_ATOM_EXCH, GPUBOOK_ATOM_MIN, GPUBOOK_ATOM_MAX,
+    GPUBOOK_ATOM_INC, GPUBOOK_ATOM_DEC, GPUBOOK_ATOM_AND, GPUBOOK_ATOM_OR, GPUBOOK_ATOM_XOR,
+    GPUBOOK_ATOM_CAS,
+};
+enum gpubook_atomic_type {
+    GPUBOOK_T_I32 = 0, GPUBOOK_T_U32, GPUBOOK_T_I64, GPUBOOK_T_U64, GPUBOOK_T_F32, GPUBOOK_T_F64,
+};
+
+extern "C" {
+extern __thread const gpubook_thread_view* gpubook_current_thread
+    __attribute__((tls_model("initial-exec")));
+
+// Block barrier; returns the count/and/or of `pred` over the block for the _count/_and/_or kinds.
+int gpubook_rt_syncthreads(int kind, int pred);
+// Warp collective: the calling lane's result (the value it receives, or the vote's answer).
+uint64_t gpubook_rt_warp(int op, unsigned mask, uint64_t value, int arg, int width);
+// The mask of lanes of the caller's warp that have not exited (__activemask).
+unsigned gpubook_rt_activemask(void);
+// Memory fences: a no-op for the schedule, recorded for the race checker.
+void gpubook_rt_threadfence(void);
+
+// Shared memory (targets of the source rewrite).
+void* gpubook_rt_shared_var(int id, const char* name, size_t bytes, size_t align, size_t elem_size);
+void* gpubook_rt_dynamic_shared(const char* name, size_t elem_size);
+
+// Check mode: an atomic read-modify-write, bounds- and race-checked. Returns the old value.
+uint64_t gpubook_rt_atomic(int op, int type, void* addr, uint64_t value, uint64_t compare);
+
+// __trap(), assert(): report class "trap" and end the launch. Never return.
+void gpubook_rt_trap(void) __attribute__((noreturn));
+void gpubook_rt_assert_fail(const char* expr, const char* file, int line, const char* func)
+    __attribute__((noreturn));
+}
+
+#endif

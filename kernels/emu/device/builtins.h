@@ -1,0 +1,48 @@
+// threadIdx, blockIdx, blockDim, gridDim, warpSize and the qualifiers CUDA C adds to C++.
+#ifndef GPUBOOK_BUILTINS_H
+#define GPUBOOK_BUILTINS_H
+
+// Execution-space qualifiers mean nothing on the CPU: every function is host code here.
+#define __global__
+#define __device__
+#define __host__
+#define __constant__
+#define __managed__
+#define __forceinline__ __attribute__((always_inline)) inline
+#define __noinline__ __attribute__((noinline))
+#define __launch_bounds__(...)
+#define __grid_constant__
+// __restrict__ is already a g++/clang keyword.
+
+namespace gpubook {
+namespace device {
+// The coordinates live in the worker; `gpubook_current_thread` always points at the CUDA
+// thread whose fiber is running on this OS thread.
+static __forceinline__ uint3 thread_idx() {
+    const gpubook_dim3 d = gpubook_current_thread->thread_idx;
+    return uint3{d.x, d.y, d.z};
+}
+static __forceinline__ uint3 block_idx() {
+    const gpubook_dim3 d = gpubook_current_thread->block->block_idx;
+    return uint3{d.x, d.y, d.z};
+}
+static __forceinline__ dim3 block_dim() {
+    const gpubook_dim3 d = gpubook_current_thread->block->block_dim;
+    return dim3(d.x, d.y, d.z);
+}
+static __forceinline__ dim3 grid_dim() {
+    const gpubook_dim3 d = gpubook_current_thread->block->grid_dim;
+    return dim3(d.x, d.y, d.z);
+}
+} // namespace device
+} // namespace gpubook
+
+// Macros rather than variables: the values differ per fiber, and a macro keeps `threadIdx.x`
+// a cheap inline read. The worker never includes this header, so these names cannot clobber it.
+#define threadIdx (::gpubook::device::thread_idx())
+#define blockIdx (::gpubook::device::block_idx())
+#define blockDim (::gpubook::device::block_dim())
+#define gridDim (::gpubook::device::grid_dim())
+#define warpSize 32
+
+#endif

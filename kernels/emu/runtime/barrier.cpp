@@ -1,0 +1,84 @@
+// __syncthreads and its _count/_and/_or variants.
+#include "races.h"
+#include "worker.h"
+
+namespace gpubook::rt {
+
+namespace {
+
+// Check mode: all threads must wait at the same __syncthreads() call site.
+void check_same_call_site(Worker& w) {
+    const unsigned* dim = w.launch->block;
+    uintptr_t pc0 = 0;
+    std::vector<unsigned> here, elsewhere;
+    uintptr_t other_pc = 0;
+    for (unsigned i = 0; i < w.nthreads; i++) {
+        const Thread& t = w.threads[i];
+        if (!pc0) pc0 = t.wait_pc;
+        if (t.wait_pc == pc0) here.push_back(i);
+        else {
+            if (!other_pc) other_pc = t.wait_pc;
+            elsewhere.push_back(i);
+        }
+    }
+    if (elsewhere.empty()) return;
+    Diagnostic d;
+    d.cls = "barrier_divergence";
+    d.message = format("barrier divergence: %s wait at one __syncthreads() and %s at another. All threads of "
+                       "a block must reach the same __syncthreads(); one inside an if/else whose condition "
+                       "differs between threads is the usual cause.",
+                       describe_threads(here, dim).c_str(), describe_threads(elsewhere, dim).c_str());
+    d.pc = pc0;
+    set_location(d, w, &w.threads[here[0]]);
+    Note n;
+    n.what = format("%s wait here", describe_threads(elsewhere, dim).c_str());
+    n.pc = other_pc;
+    n.has_location = true;
+    d.more.push_back(n);
+    fail_block(w, std::move(d));
+}
+
+void release_barrier(Worker& w) {
+    if (w.launch->mode == Mode::Check) check_same_call_site(w);
+    int result = 0;
+    switch (w.barrier_kind) {
+    case GPUBOOK_BAR_COUNT:
+        for (unsigned i = 0; i < w.nthreads; i++) result += w.threads[i].barrier_pred != 0;
+        break;
+    case GPUBOOK_BAR_AND:
+        result = 1;
+        for (unsigned i = 0; i < w.nthreads; i++) result &= w.threads[i].barrier_pred != 0;
+        break;
+    case GPUBOOK_BAR_OR:
+        for (unsigned i = 0; i < w.nthreads; i++) result |= w.threads[i].barrier_pred != 0;
+        break;
+    default: break;
+    }
+    w.at_barrier = 0;
+    w.barrier_epoch++;
+    for (unsigned i = 0; i < w.nthreads; i++) {
+        w.threads[i].barrier_result = result;
+        make_ready(w, w.threads[i]);
+    }
+}
+
+} // namespace
+
+} // namespace gpubook::rt
+
+using namespace gpubook::rt;
+
+extern "C" int gpubook_rt_syncthreads(int kind, int pred) {
+    Worker& w = *tls_worker;
+    Thread& t = *w.current;
+    if (w.at_barrier == 0) w.barrier_kind = kind;
+    t.state = ThreadState::AtBarrier;
+    t.wait_pc = call_site(__builtin_return_address(0));
+    t.barrier_pred = pred;
+    w.at_barrier++;
+    if (w.next_unstarted == w.nthreads && w.at_barrier == w.nthreads) release_barrier(w);
+    park_current(w);
+    return t.barrier_result;
+}
+
+extern "C" void gpubook_rt_threadfence(void) {}

@@ -1,0 +1,99 @@
+#include "shared_memory.h"
+
+#include "diagnostic.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <sys/mman.h>
+
+namespace gpubook::rt {
+
+namespace {
+constexpr size_t kRedzone = 64;
+// Room for the 48 KiB limit plus redzones; the limit is enforced separately.
+constexpr size_t kCapacity = 1 << 20;
+constexpr unsigned char kPoison = 0xff; // reads as NaN in floats, -1 in ints
+
+size_t align_up(size_t v, size_t a) { return (v + a - 1) / a * a; }
+} // namespace
+
+void SharedMemory::init() {
+    void* p = mmap(nullptr, kCapacity, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED) {
+        std::perror("gpubook-emu-worker: mmap of shared memory");
+        std::abort();
+    }
+    base_ = reinterpret_cast<uintptr_t>(p);
+    capacity_ = kCapacity;
+}
+
+void SharedMemory::begin_block(size_t dynamic_bytes) {
+    for (int id : used_ids_) slots_[size_t(id)] = nullptr;
+    used_ids_.clear();
+    vars_.clear();
+    static_bytes_ = 0;
+    // The dynamic region comes first, 128-byte aligned (CUDA guarantees at least 16).
+    SharedVar dyn;
+    dyn.addr = base_ + 128;
+    dyn.bytes = dynamic_bytes;
+    dyn.name = "extern __shared__";
+    dyn.dynamic = true;
+    std::memset(reinterpret_cast<void*>(dyn.addr), kPoison, dynamic_bytes);
+    vars_.push_back(dyn);
+    used_ = 128 + dynamic_bytes;
+}
+
+void* SharedMemory::variable(int id, const char* name, size_t bytes, size_t align, size_t elem,
+                             std::string* error) {
+    if (id >= 0 && size_t(id) < slots_.size() && slots_[size_t(id)]) return slots_[size_t(id)];
+    if (id < 0) id = 0;
+    size_t dynamic = vars_[0].bytes;
+    if (static_bytes_ + bytes + dynamic > kSharedMemoryLimit) {
+        *error = format("the block uses more shared memory than a GPU allows by default: __shared__ "
+                        "variable '%s' (%zu bytes) brings it to %zu bytes of static and %zu bytes of "
+                        "dynamic shared memory, over the %zu-byte limit",
+                        name, bytes, static_bytes_ + bytes, dynamic, kSharedMemoryLimit);
+        return nullptr;
+    }
+    size_t offset = align_up(used_ + kRedzone, align > 16 ? align : 16);
+    SharedVar v;
+    v.addr = base_ + offset;
+    v.bytes = bytes;
+    v.elem_size = elem ? elem : 1;
+    v.name = name;
+    std::memset(reinterpret_cast<void*>(v.addr), kPoison, bytes);
+    vars_.push_back(v);
+    used_ = offset + bytes;
+    static_bytes_ += bytes;
+    if (size_t(id) >= slots_.size()) slots_.resize(size_t(id) + 1, nullptr);
+    slots_[size_t(id)] = reinterpret_cast<void*>(v.addr);
+    used_ids_.push_back(id);
+    return slots_[size_t(id)];
+}
+
+void* SharedMemory::dynamic_region(const char* name, size_t elem) {
+    SharedVar& dyn = vars_[0];
+    if (!dyn.elem_size || dyn.elem_size == 1) dyn.elem_size = elem ? elem : 1;
+    if (std::strcmp(dyn.name, "extern __shared__") == 0 && name) dyn.name = name;
+    return reinterpret_cast<void*>(dyn.addr);
+}
+
+const SharedVar* SharedMemory::find(uintptr_t a, size_t n) const {
+    for (const SharedVar& v : vars_)
+        if (a >= v.addr && a + n <= v.addr + v.bytes) return &v;
+    return nullptr;
+}
+
+const SharedVar* SharedMemory::nearest(uintptr_t a) const {
+    const SharedVar* below = nullptr;
+    const SharedVar* above = nullptr;
+    for (const SharedVar& v : vars_) {
+        if (v.addr <= a && (!below || v.addr > below->addr)) below = &v;
+        if (v.addr > a && (!above || v.addr < above->addr)) above = &v;
+    }
+    if (below && above && a - (below->addr + below->bytes) > above->addr - a) return above;
+    return below ? below : above;
+}
+
+} // namespace gpubook::rt

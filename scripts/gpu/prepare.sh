@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Builds everything the H200 run needs here (the GPU machine has no Rust toolchain) into gpu-bin/:
+# the release test binaries of the workspace, the gpubook binary, and run.sh, which runs them there.
+# Then, through the device tool:   run(command="bash gpu-bin/run.sh", carry=["gpu-bin"])
+# The binaries find the repo's .cu files through the working directory (the repo root there).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+packages=("$@")
+[ ${#packages[@]} -gt 0 ] || packages=(--workspace)
+out=gpu-bin
+rm -rf "$out" && mkdir -p "$out/tests"
+cargo build --release --bin gpubook
+cp target/release/gpubook "$out/"
+cargo test --release --no-run --message-format=json "${packages[@]}" 2>target/gpu-build.log \
+  | python3 -c '
+import json, sys, shutil, os
+for line in sys.stdin:
+    try: m = json.loads(line)
+    except ValueError: continue
+    if m.get("reason") == "compiler-artifact" and m.get("profile", {}).get("test") and m.get("executable"):
+        name = m["target"]["name"] + ("-" + m["target"]["kind"][0] if m["target"]["kind"][0] != "test" else "")
+        dst = os.path.join(sys.argv[1], "tests", m["package_id"].split("#")[-1].split("@")[0].split("/")[-1] + "." + name)
+        shutil.copy(m["executable"], dst)
+        print("  test binary", dst)
+' "$out"
+[ -n "$(ls "$out/tests")" ] || { tail -30 target/gpu-build.log; exit 1; }
+cp scripts/gpu/run.sh "$out/run.sh"
+du -sh "$out"

@@ -1,0 +1,98 @@
+//! The seam between the backend-neutral API and the two backends (cudarc, the CPU emulator).
+//!
+//! Backends see raw device addresses, stream ids and event ids; everything typed, traced or
+//! checked (element types, kernel arguments, cross-stream ordering) lives above this line, so it
+//! behaves the same on a GPU and on the emulator.
+
+use super::error::Result;
+use super::info::DeviceInfo;
+use super::module::KernelSource;
+use std::sync::Arc;
+
+/// Streams are numbered per device; 0 is the default stream.
+pub(crate) type StreamId = u32;
+/// Events are numbered per device.
+pub(crate) type EventId = u64;
+
+/// Where host memory of a copy lives: pageable memory makes a GPU stage the copy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HostMem {
+    Pageable,
+    Pinned,
+}
+
+/// What a launch needs from the neutral layer.
+pub(crate) struct LaunchRequest<'a> {
+    pub function: &'a dyn BackendFunction,
+    pub grid: [u32; 3],
+    pub block: [u32; 3],
+    pub shared_mem_bytes: u32,
+    /// One entry per kernel parameter: its little-endian bytes (a device address or a scalar).
+    pub args: &'a [Vec<u8>],
+    /// Bytes of device memory the pointer arguments span (the emulator's cost model uses it).
+    pub bytes_touched: u64,
+}
+
+pub(crate) trait Backend: Send + Sync {
+    fn info(&self) -> &DeviceInfo;
+    /// Host time in microseconds on the trace's clock (wall clock on a GPU, the model's clock on
+    /// the emulator).
+    fn host_now_us(&self) -> f64;
+
+    fn new_stream(&self) -> Result<StreamId>;
+    fn destroy_stream(&self, stream: StreamId);
+    fn synchronize_stream(&self, stream: StreamId) -> Result<()>;
+    fn synchronize_device(&self) -> Result<()>;
+
+    fn alloc(&self, stream: StreamId, bytes: usize, elem_size: usize, label: &str) -> Result<u64>;
+    fn free(&self, stream: StreamId, addr: u64) -> Result<()>;
+    /// # Safety
+    /// `src` must stay valid (and, for pinned memory, unchanged) until the copy completes.
+    unsafe fn copy_htod(
+        &self,
+        stream: StreamId,
+        dst: u64,
+        src: *const u8,
+        bytes: usize,
+        mem: HostMem,
+    ) -> Result<()>;
+    /// # Safety
+    /// `dst` must stay valid and unread until the copy completes.
+    unsafe fn copy_dtoh(
+        &self,
+        stream: StreamId,
+        dst: *mut u8,
+        src: u64,
+        bytes: usize,
+        mem: HostMem,
+    ) -> Result<()>;
+    fn copy_dtod(&self, stream: StreamId, dst: u64, src: u64, bytes: usize) -> Result<()>;
+    fn memset(&self, stream: StreamId, dst: u64, byte: u8, bytes: usize) -> Result<()>;
+
+    fn load_module(&self, source: &KernelSource) -> Result<Arc<dyn BackendModule>>;
+    fn launch(&self, stream: StreamId, launch: &LaunchRequest<'_>) -> Result<()>;
+
+    /// Records a new event at the current end of `stream`.
+    fn record_event(&self, stream: StreamId) -> Result<EventId>;
+    fn wait_event(&self, stream: StreamId, event: EventId) -> Result<()>;
+    fn synchronize_event(&self, event: EventId) -> Result<()>;
+    /// Microseconds from the device's origin (its creation) to `event`; waits for the event.
+    fn event_time_us(&self, event: EventId) -> Result<f64>;
+    fn destroy_event(&self, event: EventId);
+
+    fn alloc_pinned(&self, bytes: usize) -> Result<*mut u8>;
+    /// # Safety
+    /// `ptr` came from `alloc_pinned` with the same `bytes` and is no longer used.
+    unsafe fn free_pinned(&self, ptr: *mut u8, bytes: usize);
+
+    /// The backend's own objects, for learners who want to go below this API.
+    fn as_any(&self) -> &dyn std::any::Any;
+}
+
+pub(crate) trait BackendModule: Send + Sync {
+    fn function(&self, name: &str) -> Result<Arc<dyn BackendFunction>>;
+}
+
+pub(crate) trait BackendFunction: Send + Sync {
+    fn as_any(&self) -> &dyn std::any::Any;
+}

@@ -1,0 +1,305 @@
+//! `Gpu`: one device and everything recorded about it (cudarc's `CudaContext`).
+
+use super::backend::{Backend, EventId, StreamId};
+use super::error::{GpuError, Result};
+use super::info::{BackendKind, DeviceInfo};
+use super::memory::BufferId;
+use super::module::{Module, Source};
+use super::ordering::{Access, Ordering};
+use super::stream::Stream;
+use super::trace::{OpKind, Pending, Stamp, Trace, TraceLog, TraceOp};
+use std::collections::HashSet;
+use std::sync::atomic::{AtomicBool, AtomicU64};
+use std::sync::{Arc, Mutex};
+
+/// One device: a CUDA GPU or an emulated one. Cheap to clone (an `Arc`).
+#[derive(Clone)]
+pub struct Gpu {
+    pub(crate) inner: Arc<GpuInner>,
+}
+
+pub struct GpuInner {
+    pub(crate) backend: Box<dyn Backend>,
+    pub(crate) state: Mutex<State>,
+    pub(crate) auto_sync: AtomicBool,
+    pub(crate) next_buffer: AtomicU64,
+}
+
+pub(crate) struct State {
+    pub order: Ordering,
+    pub trace: TraceLog,
+    /// Events the trace or ordering no longer needs, once they are past.
+    pub spare_events: Vec<EventId>,
+}
+
+/// Resolve and recycle trace events past this many pending operations.
+const TRACE_COMPACT_AT: usize = 1 << 14;
+
+impl Gpu {
+    /// Device 0 on the backend `GPUBOOK_BACKEND` asks for (`cuda` or `emu`); when unset, CUDA if
+    /// a device answers, else the CPU emulator.
+    pub fn new() -> Result<Gpu> {
+        Gpu::with_ordinal(0)
+    }
+
+    pub fn with_ordinal(ordinal: usize) -> Result<Gpu> {
+        let kind = super::select::requested_backend()?;
+        let backend: Box<dyn Backend> = match kind {
+            Some(BackendKind::Cuda) => Box::new(super::cuda::CudaBackend::new(ordinal)?),
+            Some(BackendKind::Emulator) => super::emu::new_backend(ordinal)?,
+            None => match super::cuda::probe() {
+                Ok(_) => Box::new(super::cuda::CudaBackend::new(ordinal)?),
+                Err(_) => super::emu::new_backend(ordinal)?,
+            },
+        };
+        Ok(Gpu::from_backend(backend))
+    }
+
+    /// How many devices the chosen backend offers.
+    pub fn device_count() -> Result<usize> {
+        match super::select::requested_backend()? {
+            Some(BackendKind::Cuda) => super::cuda::probe(),
+            Some(BackendKind::Emulator) => Ok(super::emu::device_count()),
+            None => super::cuda::probe().or_else(|_| Ok(super::emu::device_count())),
+        }
+    }
+
+    pub(crate) fn from_backend(backend: Box<dyn Backend>) -> Gpu {
+        let state = State { order: Ordering::default(), trace: TraceLog { ops: Vec::new(), enabled: true }, spare_events: Vec::new() };
+        Gpu {
+            inner: Arc::new(GpuInner {
+                backend,
+                state: Mutex::new(state),
+                auto_sync: AtomicBool::new(true),
+                next_buffer: AtomicU64::new(1),
+            }),
+        }
+    }
+
+    pub fn info(&self) -> &DeviceInfo {
+        self.inner.backend.info()
+    }
+
+    pub fn backend(&self) -> BackendKind {
+        self.info().backend
+    }
+
+    pub fn ordinal(&self) -> usize {
+        self.info().ordinal
+    }
+
+    /// The default stream (stream 0).
+    pub fn default_stream(&self) -> Arc<Stream> {
+        Arc::new(Stream::new(self.clone(), 0, false))
+    }
+
+    /// A new stream, independent of every other (`cudaStreamCreateWithFlags(.., NonBlocking)`).
+    pub fn new_stream(&self) -> Result<Arc<Stream>> {
+        let id = self.inner.backend.new_stream()?;
+        Ok(Arc::new(Stream::new(self.clone(), id, true)))
+    }
+
+    /// Compiles a module: NVRTC on a GPU, the system C++ compiler on the emulator.
+    pub fn load_module(&self, source: Source) -> Result<Module> {
+        let source = Arc::new(source.read()?);
+        let inner = self.inner.backend.load_module(&source)?;
+        Ok(Module { inner, source })
+    }
+
+    /// Waits for all work on every stream (`cudaDeviceSynchronize`).
+    pub fn synchronize(&self) -> Result<()> {
+        let start = self.inner.backend.host_now_us();
+        self.inner.backend.synchronize_device()?;
+        let end = self.inner.backend.host_now_us();
+        let mut st = self.inner.state.lock().unwrap();
+        st.order.host_synchronized_device();
+        st.push(self.ordinal(), 0, OpKind::SynchronizeDevice, Stamp::Known(start, end));
+        Ok(())
+    }
+
+    /// Page-locked host memory for truly asynchronous copies (`cudaMallocHost`).
+    ///
+    /// # Safety
+    /// The contents are uninitialised until written (as with cudarc's `alloc_pinned`).
+    pub unsafe fn alloc_pinned<T: super::DeviceRepr>(&self, len: usize) -> Result<super::PinnedHostSlice<T>> {
+        let ptr = self.inner.backend.alloc_pinned(len * std::mem::size_of::<T>())? as *mut T;
+        Ok(super::PinnedHostSlice::new(self.inner.clone(), ptr, len))
+    }
+
+    /// Turns automatic cross-stream synchronisation on (the default) or off. Off, the program
+    /// must order streams itself with events; an unordered use of a buffer is a `Hazard` error.
+    pub fn set_auto_sync(&self, on: bool) {
+        self.inner.auto_sync.store(on, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    pub fn auto_sync(&self) -> bool {
+        self.inner.auto_sync.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    /// Turns the trace on (the default) or off (benchmarks that issue many small operations).
+    pub fn set_tracing(&self, on: bool) {
+        self.inner.state.lock().unwrap().trace.enabled = on;
+    }
+
+    /// Everything recorded since creation or the last `clear_trace`, with times. Waits for the
+    /// operations to finish, since their times come from events.
+    pub fn trace(&self) -> Result<Trace> {
+        self.inner.resolve_trace(usize::MAX)?;
+        let st = self.inner.state.lock().unwrap();
+        let ops = st
+            .trace
+            .ops
+            .iter()
+            .enumerate()
+            .map(|(index, p)| {
+                let (start_us, end_us) = match p.stamp {
+                    Stamp::Known(s, e) => (s, e),
+                    Stamp::Events(..) => (f64::NAN, f64::NAN),
+                };
+                TraceOp { index, device: p.device, stream: p.stream, kind: p.kind.clone(), start_us, end_us }
+            })
+            .collect();
+        Ok(Trace { ops })
+    }
+
+    pub fn clear_trace(&self) -> Result<()> {
+        self.inner.resolve_trace(usize::MAX)?;
+        self.inner.state.lock().unwrap().trace.ops.clear();
+        Ok(())
+    }
+
+    /// The cudarc context underneath, when this is a CUDA device.
+    pub fn cuda(&self) -> Option<&Arc<cudarc::driver::CudaContext>> {
+        self.inner.backend.as_any().downcast_ref::<super::cuda::CudaBackend>().map(|b| b.context())
+    }
+
+    /// The emulated device underneath, when this is the emulator.
+    pub fn emulator(&self) -> Option<&dyn std::any::Any> {
+        super::emu::device_of(self.inner.backend.as_ref())
+    }
+}
+
+impl State {
+    pub(crate) fn push(&mut self, device: usize, stream: StreamId, kind: OpKind, stamp: Stamp) {
+        if self.trace.enabled {
+            self.trace.ops.push(Pending { device, stream, kind, stamp });
+        } else if let Stamp::Events(s, _) = stamp {
+            self.spare_events.push(s);
+        }
+    }
+}
+
+impl GpuInner {
+    pub(crate) fn new_buffer_id(&self) -> BufferId {
+        self.next_buffer.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Issues one stream-ordered operation: checks (or establishes) its ordering with other
+    /// streams, brackets it with events for the trace, and records it.
+    pub(crate) fn run_op(
+        &self,
+        stream: StreamId,
+        kind: OpKind,
+        what: &str,
+        accesses: &[Access],
+        op: impl FnOnce(&dyn Backend) -> Result<()>,
+    ) -> Result<EventId> {
+        let auto = self.auto_sync.load(std::sync::atomic::Ordering::SeqCst);
+        self.run_op_with(stream, kind, what, accesses, auto, op)
+    }
+
+    pub(crate) fn run_op_with(
+        &self,
+        stream: StreamId,
+        kind: OpKind,
+        what: &str,
+        accesses: &[Access],
+        auto: bool,
+        op: impl FnOnce(&dyn Backend) -> Result<()>,
+    ) -> Result<EventId> {
+        let b = self.backend.as_ref();
+        let device = b.info().ordinal;
+        let mut st = self.state.lock().unwrap();
+        let waits = st.order.before(stream, what, accesses, auto).map_err(GpuError::Hazard)?;
+        for w in waits {
+            b.wait_event(stream, w.event)?;
+            let now = b.host_now_us();
+            st.push(device, stream, OpKind::WaitEvent { automatic: true }, Stamp::Known(now, now));
+        }
+        let start = b.record_event(stream)?;
+        if let Err(e) = op(b) {
+            b.destroy_event(start);
+            return Err(e);
+        }
+        let end = b.record_event(stream)?;
+        st.order.after(stream, what, accesses, end);
+        st.push(device, stream, kind, Stamp::Events(start, end));
+        let pending = st.trace.ops.len() + st.spare_events.len();
+        drop(st);
+        if pending > TRACE_COMPACT_AT {
+            self.resolve_trace(TRACE_COMPACT_AT / 2)?;
+        }
+        Ok(end)
+    }
+
+    /// Turns the event stamps of the oldest `limit` operations into times and recycles the
+    /// events nothing else needs.
+    pub(crate) fn resolve_trace(&self, limit: usize) -> Result<()> {
+        let b = self.backend.as_ref();
+        let mut st = self.state.lock().unwrap();
+        let mut done = Vec::new();
+        for p in st.trace.ops.iter_mut().take(limit) {
+            if let Stamp::Events(s, e) = p.stamp {
+                p.stamp = Stamp::Known(b.event_time_us(s)?, b.event_time_us(e)?);
+                done.push(s);
+                done.push(e);
+            }
+        }
+        let spare = std::mem::take(&mut st.spare_events);
+        done.extend(spare);
+        let live: HashSet<EventId> = st.order.live_events().collect();
+        for e in done {
+            if live.contains(&e) {
+                st.spare_events.push(e);
+            } else {
+                b.destroy_event(e);
+            }
+        }
+        if st.spare_events.len() > TRACE_COMPACT_AT {
+            // Still referenced by ordering: wait for them so the next pass can let them go.
+            let sync = b.synchronize_device();
+            st.order.host_synchronized_device();
+            sync?;
+        }
+        Ok(())
+    }
+
+    pub(crate) fn host_wait_event(&self, e: EventId) -> Result<()> {
+        self.backend.synchronize_event(e)?;
+        self.state.lock().unwrap().order.host_synchronized_event(e);
+        Ok(())
+    }
+
+    pub(crate) fn relabel(&self, buffer: BufferId, label: &str) {
+        let mut st = self.state.lock().unwrap();
+        for p in st.trace.ops.iter_mut() {
+            if let OpKind::Alloc { buffer: b, label: l, .. } = &mut p.kind
+                && *b == buffer
+            {
+                *l = label.to_string();
+            }
+        }
+    }
+
+    /// Frees a buffer in order on its stream. Errors have nowhere to go from `Drop`; the trace
+    /// (a missing Free) and the device keep the evidence.
+    pub(crate) fn free_buffer(&self, buffer: BufferId, addr: u64, stream: StreamId, bytes: usize) {
+        let access = [Access { buffer, start: 0, end: bytes, write: true, label: format!("buffer #{buffer}") }];
+        // A free always waits for other streams' use of the buffer (as cudaFreeAsync users must
+        // arrange): Drop has no way to report a hazard.
+        let r = self.run_op_with(stream, OpKind::Free { buffer, bytes }, "free", &access, true, |b| b.free(stream, addr));
+        if r.is_ok() {
+            self.state.lock().unwrap().order.forget_buffer(buffer);
+        }
+    }
+}

@@ -1,0 +1,372 @@
+//! The CUDA backend: a thin layer over cudarc's driver API and NVRTC.
+//!
+//! cudarc loads libcuda and libnvrtc at run time (dynamic-loading), so gpubook builds on machines
+//! with no CUDA at all. cudarc panics on the first call when a library is missing, so `probe`
+//! looks for them first and turns every failure into a typed error.
+
+use super::backend::{Backend, BackendFunction, BackendModule, EventId, HostMem, LaunchRequest, StreamId};
+use super::error::{GpuError, Result};
+use super::info::{BackendKind, DeviceInfo};
+use super::module::KernelSource;
+use cudarc::driver::{CudaContext, CudaEvent, CudaFunction, CudaModule, CudaStream, result, sys};
+use std::collections::HashMap;
+use std::ffi::c_void;
+use std::sync::{Arc, Mutex};
+
+/// The oldest driver gpubook's cudarc build (CUDA 13.0 symbols) is known to work with.
+const MIN_DRIVER: i32 = 12000;
+
+/// Checks that libcuda loads, the driver is new enough and at least one device answers; returns
+/// the number of devices.
+pub fn probe() -> Result<usize> {
+    let fix_driver = "install the NVIDIA driver (or run on the CPU emulator: GPUBOOK_BACKEND=emu)";
+    if !unsafe { sys::is_culib_present() } {
+        return Err(GpuError::Unavailable {
+            backend: "cuda",
+            reason: "the CUDA driver library (libcuda.so.1) was not found".into(),
+            fix: fix_driver.into(),
+        });
+    }
+    let outcome = std::panic::catch_unwind(|| -> Result<usize> {
+        result::init().map_err(|e| GpuError::Unavailable {
+            backend: "cuda",
+            reason: format!("cuInit failed: {e}"),
+            fix: "check that the NVIDIA driver is loaded (nvidia-smi) and a GPU is visible".into(),
+        })?;
+        let version = driver_version().unwrap_or(0);
+        if version < MIN_DRIVER {
+            return Err(GpuError::Unavailable {
+                backend: "cuda",
+                reason: format!("the driver supports CUDA {}.{}, gpubook needs 12.0 or newer", version / 1000, version % 1000 / 10),
+                fix: "update the NVIDIA driver".into(),
+            });
+        }
+        let n = result::device::get_count().map_err(|e| GpuError::driver("cuDeviceGetCount", e))?;
+        if n <= 0 {
+            return Err(GpuError::Unavailable {
+                backend: "cuda",
+                reason: "the driver loaded but reports no CUDA device".into(),
+                fix: "check CUDA_VISIBLE_DEVICES and nvidia-smi".into(),
+            });
+        }
+        Ok(n as usize)
+    });
+    outcome.unwrap_or_else(|_| {
+        Err(GpuError::Unavailable {
+            backend: "cuda",
+            reason: "the CUDA driver library lacks functions gpubook needs (driver too old?)".into(),
+            fix: "update the NVIDIA driver".into(),
+        })
+    })
+}
+
+pub fn driver_version() -> Option<i32> {
+    let mut v = 0;
+    let r = unsafe { sys::cuDriverGetVersion(&mut v) };
+    (r == sys::CUresult::CUDA_SUCCESS).then_some(v)
+}
+
+/// Checks that NVRTC loads; returns its version.
+pub fn probe_nvrtc() -> Result<(i32, i32)> {
+    if !unsafe { cudarc::nvrtc::sys::is_culib_present() } {
+        return Err(GpuError::Unavailable {
+            backend: "cuda",
+            reason: "NVRTC (libnvrtc.so) was not found, so kernels cannot be compiled at run time".into(),
+            fix: "install the CUDA toolkit's NVRTC (e.g. the cuda-nvrtc package) and put it on LD_LIBRARY_PATH".into(),
+        });
+    }
+    std::panic::catch_unwind(|| {
+        let (mut a, mut b) = (0, 0);
+        unsafe { cudarc::nvrtc::sys::nvrtcVersion(&mut a, &mut b) };
+        (a, b)
+    })
+    .map_err(|_| GpuError::Unavailable {
+        backend: "cuda",
+        reason: "libnvrtc loaded but lacks nvrtcVersion".into(),
+        fix: "install a matching CUDA toolkit's NVRTC".into(),
+    })
+}
+
+pub struct CudaBackend {
+    ctx: Arc<CudaContext>,
+    info: DeviceInfo,
+    streams: Mutex<Streams>,
+    events: Mutex<Events>,
+    /// Recorded on the default stream at creation; trace times are measured from it.
+    origin: CudaEvent,
+    created: std::time::Instant,
+}
+
+struct Streams {
+    by_id: HashMap<StreamId, Arc<CudaStream>>,
+    next: StreamId,
+}
+
+#[derive(Default)]
+struct Events {
+    by_id: HashMap<EventId, CudaEvent>,
+    pool: Vec<CudaEvent>,
+    next: EventId,
+}
+
+fn drv<T>(call: &'static str, r: std::result::Result<T, result::DriverError>) -> Result<T> {
+    r.map_err(|e| GpuError::driver(call, e))
+}
+
+impl CudaBackend {
+    pub(crate) fn new(ordinal: usize) -> Result<Self> {
+        probe()?;
+        let nvrtc = probe_nvrtc().ok();
+        let ctx = drv("cuCtxCreate", CudaContext::new(ordinal))?;
+        // gpubook orders work across streams itself (and can check it); cudarc's own tracking
+        // would only add events we do not use.
+        unsafe { ctx.disable_event_tracking() };
+        let attr = |a| ctx.attribute(a).unwrap_or(0);
+        use sys::CUdevice_attribute as A;
+        let (block, grid, threads) = DeviceInfo::cuda_limits();
+        let info = DeviceInfo {
+            backend: BackendKind::Cuda,
+            ordinal,
+            name: drv("cuDeviceGetName", ctx.name())?,
+            compute_capability: drv("cuDeviceGetAttribute", ctx.compute_capability())?,
+            multiprocessors: attr(A::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT) as u32,
+            total_memory: drv("cuDeviceTotalMem", ctx.total_mem())? as u64,
+            max_threads_per_block: attr(A::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK).max(threads as i32) as u32,
+            max_block_dim: block,
+            max_grid_dim: grid,
+            max_shared_mem_per_block: attr(A::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK) as u32,
+            warp_size: attr(A::CU_DEVICE_ATTRIBUTE_WARP_SIZE) as u32,
+            driver_version: driver_version(),
+            nvrtc_version: nvrtc,
+            detail: if nvrtc.is_some() { String::new() } else { "NVRTC missing: kernels cannot be compiled".into() },
+        };
+        let default = ctx.default_stream();
+        let origin = drv("cuEventCreate", ctx.new_event(Some(sys::CUevent_flags::CU_EVENT_DEFAULT)))?;
+        drv("cuEventRecord", origin.record(&default))?;
+        let streams = Streams { by_id: HashMap::from([(0, default)]), next: 1 };
+        Ok(CudaBackend { ctx, info, streams: Mutex::new(streams), events: Mutex::default(), origin, created: std::time::Instant::now() })
+    }
+
+    /// The cudarc context underneath, for learners who want to call cudarc directly.
+    pub fn context(&self) -> &Arc<CudaContext> {
+        &self.ctx
+    }
+
+    fn stream(&self, id: StreamId) -> Result<Arc<CudaStream>> {
+        self.bind()?;
+        let streams = self.streams.lock().unwrap();
+        streams.by_id.get(&id).cloned().ok_or_else(|| GpuError::driver("stream", format!("unknown stream {id}")))
+    }
+
+    fn bind(&self) -> Result<()> {
+        drv("cuCtxSetCurrent", self.ctx.bind_to_thread())
+    }
+
+    fn with_event<T>(&self, id: EventId, f: impl FnOnce(&CudaEvent) -> Result<T>) -> Result<T> {
+        let events = self.events.lock().unwrap();
+        let e = events.by_id.get(&id).ok_or_else(|| GpuError::driver("event", format!("unknown event {id}")))?;
+        f(e)
+    }
+}
+
+impl Backend for CudaBackend {
+    fn info(&self) -> &DeviceInfo {
+        &self.info
+    }
+
+    fn host_now_us(&self) -> f64 {
+        self.created.elapsed().as_secs_f64() * 1e6
+    }
+
+    fn new_stream(&self) -> Result<StreamId> {
+        self.bind()?;
+        let s = drv("cuStreamCreate", self.ctx.new_stream())?;
+        let mut streams = self.streams.lock().unwrap();
+        let id = streams.next;
+        streams.next += 1;
+        streams.by_id.insert(id, s);
+        Ok(id)
+    }
+
+    fn destroy_stream(&self, stream: StreamId) {
+        if stream != 0 {
+            self.streams.lock().unwrap().by_id.remove(&stream);
+        }
+    }
+
+    fn synchronize_stream(&self, stream: StreamId) -> Result<()> {
+        drv("cuStreamSynchronize", self.stream(stream)?.synchronize())
+    }
+
+    fn synchronize_device(&self) -> Result<()> {
+        self.bind()?;
+        drv("cuCtxSynchronize", self.ctx.synchronize())
+    }
+
+    fn alloc(&self, stream: StreamId, bytes: usize, _elem: usize, _label: &str) -> Result<u64> {
+        let s = self.stream(stream)?;
+        // cudaMalloc of 0 bytes is legal; keep one byte so every buffer has a distinct address.
+        let bytes = bytes.max(1);
+        let r = unsafe {
+            if self.ctx.has_async_alloc() {
+                result::malloc_async(s.cu_stream(), bytes)
+            } else {
+                result::malloc_sync(bytes)
+            }
+        };
+        r.map_err(|e| {
+            if e.0 == sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY {
+                let (free, total) = self.ctx.mem_get_info().unwrap_or((0, 0));
+                GpuError::OutOfMemory { requested: bytes, detail: format!("{free} of {total} bytes free") }
+            } else {
+                GpuError::driver("cuMemAllocAsync", e)
+            }
+        })
+    }
+
+    fn free(&self, stream: StreamId, addr: u64) -> Result<()> {
+        let s = self.stream(stream)?;
+        unsafe {
+            if self.ctx.has_async_alloc() {
+                drv("cuMemFreeAsync", result::free_async(addr, s.cu_stream()))
+            } else {
+                drv("cuMemFree", result::free_sync(addr))
+            }
+        }
+    }
+
+    unsafe fn copy_htod(&self, stream: StreamId, dst: u64, src: *const u8, bytes: usize, _m: HostMem) -> Result<()> {
+        let s = self.stream(stream)?;
+        let src = unsafe { std::slice::from_raw_parts(src, bytes) };
+        drv("cuMemcpyHtoDAsync", unsafe { result::memcpy_htod_async(dst, src, s.cu_stream()) })
+    }
+
+    unsafe fn copy_dtoh(&self, stream: StreamId, dst: *mut u8, src: u64, bytes: usize, _m: HostMem) -> Result<()> {
+        let s = self.stream(stream)?;
+        let dst = unsafe { std::slice::from_raw_parts_mut(dst, bytes) };
+        drv("cuMemcpyDtoHAsync", unsafe { result::memcpy_dtoh_async(dst, src, s.cu_stream()) })
+    }
+
+    fn copy_dtod(&self, stream: StreamId, dst: u64, src: u64, bytes: usize) -> Result<()> {
+        let s = self.stream(stream)?;
+        drv("cuMemcpyDtoDAsync", unsafe { result::memcpy_dtod_async(dst, src, bytes, s.cu_stream()) })
+    }
+
+    fn memset(&self, stream: StreamId, dst: u64, byte: u8, bytes: usize) -> Result<()> {
+        let s = self.stream(stream)?;
+        drv("cuMemsetD8Async", unsafe { result::memset_d8_async(dst, byte, bytes, s.cu_stream()) })
+    }
+
+    fn load_module(&self, source: &KernelSource) -> Result<Arc<dyn BackendModule>> {
+        self.bind()?;
+        probe_nvrtc()?;
+        let (major, minor) = self.info.compute_capability;
+        let opts = cudarc::nvrtc::CompileOptions {
+            name: Some(source.display_path()),
+            include_paths: source.include_dirs.iter().map(|p| p.display().to_string()).collect(),
+            options: vec![format!("--gpu-architecture=sm_{major}{minor}"), "--std=c++17".into()],
+            ..Default::default()
+        };
+        let ptx = cudarc::nvrtc::compile_ptx_with_opts(&source.text, opts).map_err(|e| nvrtc_error(source, e))?;
+        let module = drv("cuModuleLoadData", self.ctx.load_module(ptx))?;
+        Ok(Arc::new(CudaKernels { module, file: source.path.clone(), names: source.kernel_names() }))
+    }
+
+    fn launch(&self, stream: StreamId, l: &LaunchRequest<'_>) -> Result<()> {
+        let s = self.stream(stream)?;
+        let f = l.function.as_any().downcast_ref::<CudaFunction>().expect("a CUDA function on the CUDA backend");
+        // cuLaunchKernel reads each parameter through a pointer to its bytes.
+        let mut params: Vec<*mut c_void> = l.args.iter().map(|a| a.as_ptr() as *mut c_void).collect();
+        let g = (l.grid[0], l.grid[1], l.grid[2]);
+        let b = (l.block[0], l.block[1], l.block[2]);
+        drv("cuLaunchKernel", unsafe {
+            result::launch_kernel(f.cu_function(), g, b, l.shared_mem_bytes, s.cu_stream(), &mut params)
+        })
+    }
+
+    fn record_event(&self, stream: StreamId) -> Result<EventId> {
+        let s = self.stream(stream)?;
+        let mut events = self.events.lock().unwrap();
+        let e = match events.pool.pop() {
+            Some(e) => e,
+            None => drv("cuEventCreate", self.ctx.new_event(Some(sys::CUevent_flags::CU_EVENT_DEFAULT)))?,
+        };
+        drv("cuEventRecord", e.record(&s))?;
+        let id = events.next;
+        events.next += 1;
+        events.by_id.insert(id, e);
+        Ok(id)
+    }
+
+    fn wait_event(&self, stream: StreamId, event: EventId) -> Result<()> {
+        let s = self.stream(stream)?;
+        self.with_event(event, |e| drv("cuStreamWaitEvent", s.wait(e)))
+    }
+
+    fn synchronize_event(&self, event: EventId) -> Result<()> {
+        self.bind()?;
+        self.with_event(event, |e| drv("cuEventSynchronize", e.synchronize()))
+    }
+
+    fn event_time_us(&self, event: EventId) -> Result<f64> {
+        self.bind()?;
+        self.with_event(event, |e| {
+            drv("cuEventSynchronize", e.synchronize())?;
+            Ok(drv("cuEventElapsedTime", self.origin.elapsed_ms(e))? as f64 * 1e3)
+        })
+    }
+
+    fn destroy_event(&self, event: EventId) {
+        let mut events = self.events.lock().unwrap();
+        if let Some(e) = events.by_id.remove(&event) {
+            events.pool.push(e);
+        }
+    }
+
+    fn alloc_pinned(&self, bytes: usize) -> Result<*mut u8> {
+        self.bind()?;
+        let p = drv("cuMemHostAlloc", unsafe { result::malloc_host(bytes.max(1), 0) })?;
+        Ok(p as *mut u8)
+    }
+
+    unsafe fn free_pinned(&self, ptr: *mut u8, _bytes: usize) {
+        let _ = self.bind();
+        let _ = unsafe { result::free_host(ptr as *mut c_void) };
+    }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
+
+struct CudaKernels {
+    module: Arc<CudaModule>,
+    file: std::path::PathBuf,
+    names: Vec<String>,
+}
+
+impl BackendModule for CudaKernels {
+    fn function(&self, name: &str) -> Result<Arc<dyn BackendFunction>> {
+        self.module.load_function(name).map(|f| Arc::new(f) as Arc<dyn BackendFunction>).map_err(|_| {
+            GpuError::KernelNotFound { name: name.into(), file: self.file.clone(), available: self.names.join(", ") }
+        })
+    }
+}
+
+impl BackendFunction for CudaFunction {
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
+
+/// NVRTC logs read `path(LINE): error: message`; keep the first error's file and line.
+fn nvrtc_error(source: &KernelSource, e: cudarc::nvrtc::CompileError) -> GpuError {
+    let log = match &e {
+        cudarc::nvrtc::CompileError::CompileError { log, .. } => log.to_string_lossy().into_owned(),
+        other => format!("{other:?}"),
+    };
+    let first = log.lines().find(|l| l.contains(": error")).unwrap_or("").to_string();
+    let line = first.split_once('(').and_then(|(_, rest)| rest.split_once(')')).and_then(|(n, _)| n.parse().ok());
+    let message = first.split_once(": error").map(|(_, m)| format!("error{m}")).unwrap_or_else(|| log.trim().to_string());
+    GpuError::Compile { file: source.path.clone(), line, message, log }
+}

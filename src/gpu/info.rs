@@ -1,0 +1,78 @@
+//! What a device is: the facts `gpubook` and `gpubook doctor` print and launch checks use.
+
+use std::fmt;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub enum BackendKind {
+    Cuda,
+    Emulator,
+}
+
+impl fmt::Display for BackendKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            BackendKind::Cuda => "cuda",
+            BackendKind::Emulator => "emulator",
+        })
+    }
+}
+
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct DeviceInfo {
+    pub backend: BackendKind,
+    pub ordinal: usize,
+    pub name: String,
+    /// (major, minor); the emulator reports the compute capability it imitates.
+    pub compute_capability: (i32, i32),
+    pub multiprocessors: u32,
+    pub total_memory: u64,
+    pub max_threads_per_block: u32,
+    pub max_block_dim: [u32; 3],
+    pub max_grid_dim: [u32; 3],
+    /// Static + dynamic shared memory a block may use without opting in.
+    pub max_shared_mem_per_block: u32,
+    pub warp_size: u32,
+    /// Driver version as CUDA encodes it (13000 = 13.0); `None` on the emulator.
+    pub driver_version: Option<i32>,
+    /// NVRTC (major, minor); `None` on the emulator.
+    pub nvrtc_version: Option<(i32, i32)>,
+    /// A line about the backend: the compiler the emulator uses, and so on.
+    pub detail: String,
+}
+
+impl DeviceInfo {
+    /// Limits every CUDA GPU since compute capability 3.0 shares; the emulator enforces the same.
+    pub fn cuda_limits() -> ([u32; 3], [u32; 3], u32) {
+        ([1024, 1024, 64], [i32::MAX as u32, 65535, 65535], 1024)
+    }
+}
+
+impl fmt::Display for DeviceInfo {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let gib = self.total_memory as f64 / (1u64 << 30) as f64;
+        writeln!(f, "backend   {}", self.backend)?;
+        writeln!(f, "device    {} (ordinal {})", self.name, self.ordinal)?;
+        writeln!(
+            f,
+            "compute   capability {}.{}, {} SMs, warp {}",
+            self.compute_capability.0, self.compute_capability.1, self.multiprocessors, self.warp_size
+        )?;
+        writeln!(f, "memory    {gib:.1} GiB")?;
+        writeln!(
+            f,
+            "limits    {} threads/block, {} KiB shared/block",
+            self.max_threads_per_block,
+            self.max_shared_mem_per_block / 1024
+        )?;
+        if let Some(v) = self.driver_version {
+            writeln!(f, "driver    CUDA {}.{}", v / 1000, (v % 1000) / 10)?;
+        }
+        if let Some((a, b)) = self.nvrtc_version {
+            writeln!(f, "nvrtc     {a}.{b}")?;
+        }
+        if !self.detail.is_empty() {
+            writeln!(f, "detail    {}", self.detail)?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,62 @@
+//! The GPU API: cudarc 0.19's names and shapes over two backends, a CUDA GPU (through cudarc and
+//! NVRTC) and gpubook's CPU emulator. What a learner writes here is what they would write with
+//! cudarc; every call maps to a CUDA runtime call, named in its doc comment.
+//!
+//! ```no_run
+//! use gpubook::gpu::*;
+//! # fn main() -> gpubook::gpu::Result<()> {
+//! let gpu = Gpu::new()?;                       // CUDA device 0 if usable, else the emulator
+//! let stream = gpu.default_stream();
+//! let a = stream.clone_htod(&[1.0f32, 2.0, 3.0])?;
+//! let b = stream.clone_htod(&[10.0f32, 20.0, 30.0])?;
+//! let mut c = stream.alloc_zeros::<f32>(3)?;
+//! let module = gpu.load_module(Source::text("add.cu", r#"
+//!     extern "C" __global__ void add(const float* a, const float* b, float* c, int n) {
+//!         int i = blockIdx.x * blockDim.x + threadIdx.x;
+//!         if (i < n) c[i] = a[i] + b[i];
+//!     }"#))?;
+//! let f = module.load_function("add")?;
+//! let n = 3i32;
+//! let cfg = LaunchConfig { grid_dim: (1, 1, 1), block_dim: (32, 1, 1), shared_mem_bytes: 0 };
+//! let mut launch = stream.launch_builder(&f);
+//! launch.arg(&a).arg(&b).arg(&mut c).arg(&n);
+//! unsafe { launch.launch(cfg) }?;
+//! assert_eq!(stream.clone_dtoh(&c)?, vec![11.0, 22.0, 33.0]);
+//! # Ok(()) }
+//! ```
+
+mod backend;
+mod context;
+pub(crate) mod cuda;
+mod emu;
+mod error;
+mod event;
+mod host;
+mod info;
+mod launch;
+mod memory;
+mod module;
+mod ordering;
+mod repr;
+mod select;
+mod stream;
+mod trace;
+
+pub use backend::HostMem;
+pub use context::Gpu;
+pub use error::{GpuError, Result};
+pub use event::Event;
+pub use host::{HostSlice, HostSliceMut, PinnedHostSlice};
+pub use info::{BackendKind, DeviceInfo};
+pub use launch::{LaunchArgs, LaunchConfig, PushKernelArg};
+pub use memory::{BufferId, DevicePtr, DevicePtrMut, DeviceSlice, DeviceView, DeviceViewMut};
+pub use module::{Function, KernelSource, Module, Source};
+pub use repr::{DeviceRepr, vector};
+pub use select::{BACKEND_VAR, requested_backend};
+pub use stream::Stream;
+pub use trace::{CopyDir, OpKind, Trace, TraceOp};
+
+/// Probes for what `gpubook doctor` reports, without creating a device.
+pub mod probe {
+    pub use super::cuda::{driver_version, probe as cuda, probe_nvrtc as nvrtc};
+}

@@ -1,0 +1,79 @@
+//! Which Rust types may live in device memory, and which C types they stand for in a kernel.
+
+/// A plain value that may be copied to and from a device byte for byte.
+///
+/// # Safety
+/// The type must have no padding and no invalid bit patterns (every byte pattern a kernel could
+/// leave behind must be a valid value), and `C_NAMES` must name C types of the same layout.
+pub unsafe trait DeviceRepr: Copy + Send + Sync + 'static {
+    /// C spellings a kernel parameter may use for this type (`float`, `unsigned int`, ...).
+    const C_NAMES: &'static [&'static str];
+    /// The Rust name, for messages.
+    const RUST_NAME: &'static str;
+}
+
+macro_rules! device_repr {
+    ($($t:ty => [$($c:literal),*];)*) => {$(
+        unsafe impl DeviceRepr for $t {
+            const C_NAMES: &'static [&'static str] = &[$($c),*];
+            const RUST_NAME: &'static str = stringify!($t);
+        }
+    )*};
+}
+
+device_repr! {
+    f32 => ["float"];
+    f64 => ["double"];
+    i8 => ["char", "signed char", "int8_t"];
+    u8 => ["unsigned char", "uint8_t", "uchar", "char"];
+    i16 => ["short", "short int", "int16_t"];
+    u16 => ["unsigned short", "uint16_t", "ushort"];
+    i32 => ["int", "signed", "signed int", "int32_t"];
+    u32 => ["unsigned", "unsigned int", "uint32_t", "uint"];
+    i64 => ["long long", "long long int", "int64_t", "long", "ptrdiff_t"];
+    u64 => ["unsigned long long", "unsigned long", "uint64_t", "size_t"];
+    usize => ["size_t", "unsigned long", "unsigned long long", "uint64_t"];
+    isize => ["ptrdiff_t", "long", "long long", "int64_t"];
+}
+
+/// Every C scalar name some `DeviceRepr` answers to: a parameter of another type (a struct, a
+/// template parameter) is not checked, since gpubook cannot know its layout.
+pub(crate) fn is_known_c_type(base: &str) -> bool {
+    const KNOWN: &[&str] = &[
+        "float", "double", "char", "signed char", "unsigned char", "short", "unsigned short", "int",
+        "unsigned", "unsigned int", "long", "unsigned long", "long long", "unsigned long long", "int8_t",
+        "uint8_t", "int16_t", "uint16_t", "int32_t", "uint32_t", "int64_t", "uint64_t", "size_t",
+        "float2", "float4", "int2", "int4", "uint2", "uint4", "double2",
+    ];
+    KNOWN.contains(&base)
+}
+
+/// CUDA's vector types, laid out as CUDA lays them out (float4 is 16-byte aligned, so a kernel
+/// can load it with one 128-bit instruction).
+pub mod vector {
+    use super::DeviceRepr;
+
+    macro_rules! vector_type {
+        ($name:ident, $c:literal, $align:literal, $t:ty, $($f:ident),+) => {
+            #[repr(C, align($align))]
+            #[derive(Debug, Clone, Copy, Default, PartialEq)]
+            pub struct $name { $(pub $f: $t),+ }
+            unsafe impl DeviceRepr for $name {
+                const C_NAMES: &'static [&'static str] = &[$c];
+                const RUST_NAME: &'static str = stringify!($name);
+            }
+        };
+    }
+    vector_type!(Float2, "float2", 8, f32, x, y);
+    vector_type!(Float4, "float4", 16, f32, x, y, z, w);
+    vector_type!(Int2, "int2", 8, i32, x, y);
+    vector_type!(Int4, "int4", 16, i32, x, y, z, w);
+    vector_type!(Uint2, "uint2", 8, u32, x, y);
+    vector_type!(Uint4, "uint4", 16, u32, x, y, z, w);
+    vector_type!(Double2, "double2", 16, f64, x, y);
+}
+
+pub(crate) fn as_bytes<T: DeviceRepr>(s: &[T]) -> &[u8] {
+    // SAFETY: DeviceRepr types have no padding, so every byte is initialised.
+    unsafe { std::slice::from_raw_parts(s.as_ptr() as *const u8, std::mem::size_of_val(s)) }
+}

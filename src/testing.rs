@@ -1,0 +1,21 @@
+//! Helpers for tests that need a device: they run on whichever backend `Gpu::new` picks and
+//! skip, saying why, when there is none. A skip is printed, never counted as a pass.
+
+use crate::gpu::Gpu;
+
+/// The device to test on, or `None` after printing why the test is skipped.
+pub fn device_or_skip(test: &str) -> Option<Gpu> {
+    match Gpu::new() {
+        Ok(gpu) => Some(gpu),
+        Err(e) => {
+            println!("SKIPPED {test}: no device: {e}");
+            None
+        }
+    }
+}
+
+/// The workspace root as it was at build time (kernels under it are found through
+/// `GPUBOOK_ROOT` or the working directory when the binary runs elsewhere).
+pub fn root() -> std::path::PathBuf {
+    std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}

@@ -4,7 +4,10 @@
 //! - [`emu`]: the CPU emulator itself (crate `gpubook-emu`)
 //! - [`sim`]: pipeline-parallel schedules and their simulator (crate `gpubook-sim`)
 
+pub mod catalog;
+pub mod grade;
 pub mod gpu;
+pub mod stubs;
 pub mod testing;
 
 pub use gpubook_emu as emu;

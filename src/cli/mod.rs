@@ -3,7 +3,9 @@
 
 mod bench;
 mod doctor;
+mod pipeline;
 mod status;
+mod stubs;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -21,6 +23,10 @@ enum Command {
     Doctor,
     /// Measure copy bandwidth and vector add (naive and tuned) on the current device.
     Bench(bench::Args),
+    /// Simulate a pipeline-parallel schedule (1F1B, ZB1P, DualPipe, DualPipeV).
+    Pipeline(pipeline::Args),
+    /// Regenerate exercises/ from solutions/ (maintainers), or --check for drift.
+    Stubs(stubs::Args),
 }
 
 pub fn main() -> ExitCode {
@@ -29,6 +35,8 @@ pub fn main() -> ExitCode {
         None => status::run(),
         Some(Command::Doctor) => doctor::run(),
         Some(Command::Bench(args)) => bench::run(args),
+        Some(Command::Pipeline(args)) => pipeline::run(args),
+        Some(Command::Stubs(args)) => stubs::run(args),
     };
     match result {
         Ok(code) => code,

@@ -22,6 +22,7 @@ pub struct GpuInner {
     pub(crate) backend: Box<dyn Backend>,
     pub(crate) state: Mutex<State>,
     pub(crate) auto_sync: AtomicBool,
+    pub(crate) poison: AtomicBool,
     pub(crate) next_buffer: AtomicU64,
 }
 
@@ -71,6 +72,7 @@ impl Gpu {
                 backend,
                 state: Mutex::new(state),
                 auto_sync: AtomicBool::new(true),
+                poison: AtomicBool::new(false),
                 next_buffer: AtomicU64::new(1),
             }),
         }
@@ -134,6 +136,13 @@ impl Gpu {
 
     pub fn auto_sync(&self) -> bool {
         self.inner.auto_sync.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    /// Fills every new allocation with 0xFF bytes (a NaN for floats, -1 for signed integers), on
+    /// a GPU as on the emulator (which always does), so output a kernel never wrote shows.
+    /// Graders turn it on.
+    pub fn set_poison(&self, on: bool) {
+        self.inner.poison.store(on, std::sync::atomic::Ordering::SeqCst);
     }
 
     /// Turns the trace on (the default) or off (benchmarks that issue many small operations).

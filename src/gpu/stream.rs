@@ -53,7 +53,11 @@ impl Stream {
             addr = b.alloc(self.id, bytes, std::mem::size_of::<T>(), &label)?;
             Ok(())
         })?;
-        Ok(DeviceSlice { gpu: inner.clone(), buffer, addr, len, stream: self.id, label, _t: PhantomData })
+        let mut slice = DeviceSlice { gpu: inner.clone(), buffer, addr, len, stream: self.id, label, _t: PhantomData };
+        if inner.poison.load(std::sync::atomic::Ordering::SeqCst) && bytes > 0 {
+            self.memset_bytes(&mut slice, 0xFF)?;
+        }
+        Ok(slice)
     }
 
     /// Allocates `len` zeroed values (`cudaMallocAsync` + `cudaMemsetAsync`).

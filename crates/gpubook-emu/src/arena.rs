@@ -65,10 +65,9 @@ const ALIGN: u64 = 256;
 const MIN_GUARD: u64 = 64 << 10;
 /// Freed buffers remembered to explain a use after free.
 const FREED_MEMORY: usize = 64;
-/// Where we ask the kernel to put arena number 0: far from the heap (low addresses) and from
-/// the top-down mmap area, so the worker can map the same range. Arenas of other devices or a
-/// taken range fall back to an address the kernel picks.
+/// Where arenas go (see `map_shared`): 32 TiB, and 32 slots of 1 TiB from there.
 const PREFERRED_BASE: u64 = 0x2000_0000_0000;
+const PREFERRED_SLOTS: u64 = 32;
 
 struct Slot {
     info: BufferInfo,
@@ -314,14 +313,26 @@ impl Drop for Arena {
 fn map_shared(fd: &OwnedFd, bytes: u64, index: usize) -> Result<u64, EmuError> {
     let prot = libc::PROT_READ | libc::PROT_WRITE;
     let flags = libc::MAP_SHARED | libc::MAP_NORESERVE;
-    // Each device's preferred range is 1 TiB apart, so a few devices fit below 0x7000_0000_0000.
-    let hint = PREFERRED_BASE + (index as u64 % 64) * (1 << 40);
-    // SAFETY: a fresh mapping of our own fd; FIXED_NOREPLACE never replaces an existing one.
-    let p = unsafe {
-        libc::mmap(hint as *mut _, bytes as usize, prot, flags | libc::MAP_FIXED_NOREPLACE, fd.as_raw_fd(), 0)
-    };
-    if p != libc::MAP_FAILED {
-        return Ok(p as u64);
+    // Candidates 1 TiB apart in [32 TiB, 64 TiB): below where PIE binaries and their heaps
+    // load (~85 TiB) and far below the top-down mmap area, so the worker, whose own layout is
+    // randomized, finds the same range free. Several devices or processes each take the next.
+    for k in 0..PREFERRED_SLOTS {
+        let hint = PREFERRED_BASE + ((index as u64 + k) % PREFERRED_SLOTS) * (1 << 40);
+        if bytes > 1 << 40 {
+            break;
+        }
+        // SAFETY: a fresh mapping of our own fd; FIXED_NOREPLACE never replaces an existing one.
+        let p = unsafe {
+            libc::mmap(hint as *mut _, bytes as usize, prot, flags | libc::MAP_FIXED_NOREPLACE, fd.as_raw_fd(), 0)
+        };
+        if p == hint as *mut libc::c_void {
+            return Ok(hint);
+        }
+        if p != libc::MAP_FAILED {
+            // An old kernel treats FIXED_NOREPLACE as a hint and may map elsewhere: undo.
+            // SAFETY: p/bytes is the mapping just made.
+            unsafe { libc::munmap(p, bytes as usize) };
+        }
     }
     // SAFETY: as above, the kernel picks the address.
     let p = unsafe { libc::mmap(std::ptr::null_mut(), bytes as usize, prot, flags, fd.as_raw_fd(), 0) };

@@ -475,3 +475,4 @@ mod tests {
         assert_eq!(Key::new("k").add(b"x").hex(), Key::new("k").add(b"x").hex());
     }
 }
+

@@ -75,10 +75,14 @@ pub struct Need {
 
 impl fmt::Display for Wait {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mbs: Vec<String> = self.op.slots().iter().map(|s| s.mb.to_string()).collect();
         write!(
             f,
-            "rank {} op #{} `{}` waits for ",
-            self.rank, self.index, self.op
+            "rank {} op #{} `{}` (micro-batch {}) waits for ",
+            self.rank,
+            self.index,
+            self.op,
+            mbs.join(" and ")
         )?;
         for (i, need) in self.needs.iter().enumerate() {
             if i > 0 {

@@ -181,15 +181,15 @@ fn run(
     let mut now = 0.0;
 
     loop {
-        // Every idle rank tries its next op: it starts once all inputs have arrived.
+        // Every idle rank looks at its next op. Once all its inputs are done, its start time
+        // is fixed (its rank free, every input arrived), so it is booked right away.
         for rank in 0..ranks {
-            let next = spans[rank].len();
-            let Some(op) = schedule.programs[rank].get(next) else {
-                continue;
-            };
             if running[rank] {
                 continue;
             }
+            let Some(op) = schedule.programs[rank].get(spans[rank].len()) else {
+                continue;
+            };
             let free = spans[rank].last().map_or(0.0, |s| s.end);
             let arrivals: Option<Vec<f64>> = op_needs(layout, rank, op)
                 .iter()

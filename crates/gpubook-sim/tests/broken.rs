@@ -25,7 +25,9 @@ fn backward_before_its_forward() {
     assert_eq!((stuck.index, stuck.op), (0, Op::B(Slot::new(0, 0))));
     assert_eq!(stuck.needs.len(), 1);
     assert_eq!(stuck.needs[0].scheduled_at, Some((3, 1)));
-    assert!(text.contains("rank 3 op #0 `B0` waits for the forward of micro-batch 0 at stage 3"));
+    assert!(text.contains(
+        "rank 3 op #0 `B0` (micro-batch 0) waits for the forward of micro-batch 0 at stage 3"
+    ));
     assert!(text.contains("only runs later, at op #1"), "{text}");
 }
 

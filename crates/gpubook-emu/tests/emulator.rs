@@ -1,0 +1,210 @@
+//! End-to-end: real kernels through the real worker. Each test prints what a learner would
+//! see (run with `--nocapture` to read it).
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use gpubook_emu::{DiagClass, EmuConfig, EmuDevice, EmuError, KernelSource, LaunchSpec, Mode};
+
+fn config() -> EmuConfig {
+    let mut c = EmuConfig::from_env();
+    // A cache of our own under target/, so these tests neither use nor fill ~/.cache.
+    c.cache_dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("gpubook-cache");
+    c
+}
+
+fn device() -> EmuDevice {
+    EmuDevice::new(0, config()).expect("device")
+}
+
+/// Paths relative to the crate root (cargo runs tests there), as a learner's would be.
+fn kernel(name: &str) -> KernelSource {
+    KernelSource::from_file(format!("tests/kernels/{name}")).expect("test kernel")
+}
+
+fn spec(grid: u32, block: u32, shared: u32, mode: Mode) -> LaunchSpec {
+    LaunchSpec { grid: [grid, 1, 1], block: [block, 1, 1], shared_mem_bytes: shared, mode: Some(mode) }
+}
+
+fn arg<T: Copy>(v: T) -> Vec<u8> {
+    // SAFETY: T is a plain scalar (u64 address, i32, f32) in these tests.
+    unsafe { std::slice::from_raw_parts(&v as *const T as *const u8, std::mem::size_of::<T>()) }.to_vec()
+}
+
+fn upload(dev: &EmuDevice, label: &str, data: &[f32]) -> u64 {
+    let addr = dev.alloc(data.len() * 4, 4, label).unwrap();
+    let bytes: Vec<u8> = data.iter().flat_map(|x| x.to_le_bytes()).collect();
+    dev.write(addr, &bytes).unwrap();
+    addr
+}
+
+fn download(dev: &EmuDevice, addr: u64, n: usize) -> Vec<f32> {
+    let mut bytes = vec![0u8; n * 4];
+    dev.read(addr, &mut bytes).unwrap();
+    bytes.chunks(4).map(|c| f32::from_le_bytes(c.try_into().unwrap())).collect()
+}
+
+fn kernel_diagnostic(r: Result<impl std::fmt::Debug, EmuError>) -> gpubook_emu::Diagnostic {
+    match r {
+        Err(EmuError::Kernel(d)) => {
+            println!("--- diagnostic ---\n{d}\n------------------");
+            d
+        }
+        other => panic!("expected a kernel diagnostic, got {other:?}"),
+    }
+}
+
+#[test]
+fn vector_add_round_trip_in_both_modes() {
+    let dev = device();
+    println!("{:?}", dev.info());
+    let t = Instant::now();
+    let module = dev.load_module(&kernel("vector_add.cu")).unwrap();
+    println!("load_module: {:?}", t.elapsed());
+    let n: usize = 1000;
+    let a: Vec<f32> = (0..n).map(|i| i as f32).collect();
+    let b: Vec<f32> = (0..n).map(|i| 0.5 * i as f32).collect();
+    let (da, db) = (upload(&dev, "a", &a), upload(&dev, "b", &b));
+    for mode in [Mode::Check, Mode::Fast] {
+        let dc = dev.alloc(n * 4, 4, "c").unwrap();
+        let args = [arg(da), arg(db), arg(dc), arg(n as i32)];
+        let stats = dev.launch(&module, "vector_add", &spec(n.div_ceil(256) as u32, 256, 0, mode), &args).unwrap();
+        println!("{mode}: {stats:?}");
+        assert_eq!(stats.threads, 1024);
+        assert_eq!(stats.mode, mode);
+        let c = download(&dev, dc, n);
+        for i in 0..n {
+            assert_eq!(c[i], a[i] + b[i], "c[{i}] in {mode} mode");
+        }
+        dev.free(dc).unwrap();
+    }
+}
+
+#[test]
+fn reductions_with_static_and_dynamic_shared_memory() {
+    let dev = device();
+    let module = dev.load_module(&kernel("reduce.cu")).unwrap();
+    let n: usize = 100_003;
+    let data: Vec<f32> = (0..n).map(|i| ((i * 7919) % 1000) as f32 / 1000.0).collect();
+    let expected: f64 = data.iter().map(|&x| x as f64).sum();
+    let din = upload(&dev, "in", &data);
+    for (kernel, shared) in [("block_sum", 0), ("block_sum_dynamic", 256 * 4)] {
+        for mode in [Mode::Check, Mode::Fast] {
+            let dout = upload(&dev, "out", &[0.0]);
+            let args = [arg(din), arg(dout), arg(n as i32)];
+            let stats = dev.launch(&module, kernel, &spec(n.div_ceil(256) as u32, 256, shared, mode), &args).unwrap();
+            let got = download(&dev, dout, 1)[0] as f64;
+            println!("{kernel} {mode}: sum {got} (expected {expected}) in {:?}", stats.wall);
+            assert!((got - expected).abs() / expected < 1e-4, "{kernel} {mode}: {got} vs {expected}");
+            dev.free(dout).unwrap();
+        }
+    }
+}
+
+#[test]
+fn out_of_bounds_write_names_thread_buffer_and_line() {
+    let dev = device();
+    let module = dev.load_module(&kernel("vector_add.cu")).unwrap();
+    let n: usize = 1000;
+    let (a, b, c) = (upload(&dev, "a", &vec![1.0; n]), upload(&dev, "b", &vec![2.0; n]), dev.alloc(n * 4, 4, "c").unwrap());
+    let args = [arg(a), arg(b), arg(c), arg(n as i32)];
+    let d = kernel_diagnostic(dev.launch(&module, "vector_add_unguarded", &spec(4, 256, 0, Mode::Check), &args));
+    assert_eq!(d.class, DiagClass::OutOfBounds);
+    assert_eq!(d.file.as_deref(), Some(std::path::Path::new("tests/kernels/vector_add.cu")));
+    assert_eq!(d.line, Some(12));
+    assert_eq!(d.block, Some([3, 0, 0]));
+    // Thread 232 of block 3 is element 1000, the first one past the end.
+    assert_eq!(d.thread, Some([232, 0, 0]));
+    // The device keeps working after a diagnosed launch.
+    dev.launch(&module, "vector_add", &spec(4, 256, 0, Mode::Check), &args).unwrap();
+}
+
+#[test]
+fn a_hang_is_stopped_by_the_watchdog_and_the_device_recovers() {
+    let mut cfg = config();
+    cfg.watchdog = Duration::from_secs(2);
+    let dev = EmuDevice::new(1, cfg).unwrap();
+    let module = dev.load_module(&kernel("faults.cu")).unwrap();
+    let flag = dev.alloc(4, 4, "flag").unwrap();
+    dev.fill(flag, 0, 4).unwrap();
+    let t = Instant::now();
+    let d = kernel_diagnostic(dev.launch(&module, "spin", &spec(1, 32, 0, Mode::Check), &[arg(flag)]));
+    let took = t.elapsed();
+    println!("reported after {took:?}");
+    assert_eq!(d.class, DiagClass::Hang);
+    assert!(took < Duration::from_secs(5), "{took:?}");
+    // A fresh worker takes over; the buffer survived in the arena.
+    dev.launch(&module, "hello", &spec(1, 32, 0, Mode::Check), &[arg(7i32)]).unwrap();
+    let mut bytes = [9u8; 4];
+    dev.read(flag, &mut bytes).unwrap();
+    assert_eq!(bytes, [0; 4]);
+}
+
+#[test]
+fn a_crash_is_reported_and_the_next_launch_works() {
+    let dev = device();
+    let faults = dev.load_module(&kernel("faults.cu")).unwrap();
+    let add = dev.load_module(&kernel("vector_add.cu")).unwrap();
+    let p = upload(&dev, "p", &[1.0]);
+    for mode in [Mode::Fast, Mode::Check] {
+        let d = kernel_diagnostic(dev.launch(&faults, "wild_write", &spec(1, 1, 0, mode), &[arg(p)]));
+        assert!(matches!(d.class, DiagClass::Crash | DiagClass::OutOfBounds), "{mode}: {:?}", d.class);
+        assert_eq!(d.line, Some(12), "{mode}");
+    }
+    let n: usize = 300;
+    let (a, b, c) = (upload(&dev, "a", &vec![1.0; n]), upload(&dev, "b", &vec![2.0; n]), dev.alloc(n * 4, 4, "c").unwrap());
+    dev.launch(&add, "vector_add", &spec(2, 256, 0, Mode::Fast), &[arg(a), arg(b), arg(c), arg(n as i32)]).unwrap();
+    assert!(download(&dev, c, n).iter().all(|&x| x == 3.0));
+}
+
+#[test]
+fn compile_errors_point_at_the_learners_line() {
+    let dev = device();
+    match dev.load_module(&kernel("syntax_error.cu")) {
+        Err(e @ EmuError::Compile { .. }) => {
+            println!("{e}");
+            let EmuError::Compile { file, line, message, .. } = e else { unreachable!() };
+            assert_eq!(file, PathBuf::from("tests/kernels/syntax_error.cu"));
+            assert_eq!(line, Some(5));
+            assert!(message.contains("undefined_variable"), "{message}");
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn unsupported_features_are_named_with_their_line() {
+    let dev = device();
+    match dev.load_module(&kernel("half.cu")) {
+        Err(e @ EmuError::Unsupported { .. }) => {
+            println!("{e}");
+            let EmuError::Unsupported { feature, line, .. } = e else { unreachable!() };
+            assert_eq!(line, 3);
+            assert!(feature.contains("half precision"), "{feature}");
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn launch_mistakes_are_caught_before_running() {
+    let dev = device();
+    let module = dev.load_module(&kernel("vector_add.cu")).unwrap();
+    assert_eq!(module.kernels().len(), 2);
+    let c = dev.alloc(16, 4, "c").unwrap();
+    let args = [arg(c), arg(c), arg(c), arg(4i32)];
+    let d = kernel_diagnostic(dev.launch(&module, "vector_add", &spec(1, 2048, 0, Mode::Check), &args));
+    assert_eq!((d.class, d.line), (DiagClass::LaunchConfig, Some(2)));
+    let d = kernel_diagnostic(dev.launch(&module, "vector_add", &spec(1, 4, 0, Mode::Check), &args[..3]));
+    assert!(d.message.contains("takes 4 arguments"), "{d}");
+    let d = kernel_diagnostic(dev.launch(&module, "vector_sub", &spec(1, 4, 0, Mode::Check), &args));
+    assert!(d.message.contains("no kernel named `vector_sub`"), "{d}");
+}
+
+#[test]
+fn kernel_printf_reaches_stdout() {
+    let dev = device();
+    let module = dev.load_module(&kernel("faults.cu")).unwrap();
+    // Visible with --nocapture; captured per test otherwise.
+    dev.launch(&module, "hello", &spec(2, 64, 0, Mode::Fast), &[arg(42i32)]).unwrap();
+}

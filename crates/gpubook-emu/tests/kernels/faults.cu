@@ -1,0 +1,20 @@
+// Kernels that go wrong on purpose, one way each.
+
+// Spins forever: thread 0 waits for a flag nobody sets.
+extern "C" __global__ void spin(volatile int* flag) {
+    while (flag[0] == 0) {
+    }
+}
+
+// Writes through a pointer that is not device memory.
+extern "C" __global__ void wild_write(int* p) {
+    int* wild = (int*)16;
+    wild[threadIdx.x] = p[0];
+}
+
+// Says hello, so tests can see kernel printf.
+extern "C" __global__ void hello(int tag) {
+    if (threadIdx.x == 0 && blockIdx.x == 0) {
+        printf("hello from the emulator, tag %d\n", tag);
+    }
+}

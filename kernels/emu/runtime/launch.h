@@ -1,0 +1,30 @@
+// One LAUNCH: validate the configuration as a GPU would, run the blocks (in order on this
+// thread in check mode, spread over OS threads in fast mode), reply.
+#pragma once
+
+#include "json.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace gpubook::rt {
+
+struct LaunchRequest {
+    std::string module;
+    std::string kernel;
+    unsigned grid[3] = {1, 1, 1};
+    unsigned block[3] = {1, 1, 1};
+    uint64_t dynamic_shared_bytes = 0;
+    bool check = true;
+    unsigned threads = 0; // fast mode's OS threads; 0: one per core
+    std::vector<std::vector<uint8_t>> args;
+};
+
+// Runs the launch and writes the reply object into `reply`.
+void run_launch(const LaunchRequest& req, Json& reply);
+
+// Per-launch time limit in milliseconds (TIMEOUT command); 0 disables the worker's own watchdog.
+void set_launch_timeout_ms(uint64_t ms);
+
+} // namespace gpubook::rt

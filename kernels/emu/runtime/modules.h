@@ -1,0 +1,23 @@
+// Kernel modules: the .so files the host compiled, dlopen'ed by LOAD.
+#pragma once
+
+#include "worker.h"
+
+#include <string>
+
+namespace gpubook::rt {
+
+struct Module {
+    std::string id;
+    std::string path;
+    void* handle = nullptr;
+    uintptr_t base = 0; // load address: pc offsets in reports are relative to it
+};
+
+// Returns "" or the dlopen error.
+std::string load_module(const std::string& id, const std::string& path);
+Module* find_module(const std::string& id);
+// The kernel's entry point and parameter count (-1 when unknown), or null.
+KernelEntry find_kernel(const Module& m, const std::string& name, int* arity);
+
+} // namespace gpubook::rt

@@ -1,0 +1,6 @@
+//! Chapter 3's exercises, graded (the checks live in gpubook's src/grade/ch03.rs).
+
+#[test]
+fn vector_add() {
+    gpubook::grade::ch03::vector_add(solutions::ch03::vector_add);
+}

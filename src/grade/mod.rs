@@ -1,0 +1,21 @@
+//! Hidden graders, one module per chapter, plus what they share: running the learner's code
+//! safely, seeded inputs with the edge sizes every grader tries, comparisons that recognise
+//! never-written (poisoned) outputs, trace checks, and failure reports that read like a teacher.
+//!
+//! A learner's test is one line: `gpubook::grade::ch03::vector_add(exercises::ch03::vector_add)`.
+//! The grader panics with its report when the exercise is not solved, so the report is the main
+//! thing `cargo test -p exercises` prints.
+
+pub mod compare;
+pub mod inputs;
+mod progress;
+mod report;
+mod run;
+
+pub use compare::{Tolerance, check_f32, check_values};
+pub use inputs::{Rng, edge_sizes};
+pub use progress::{Progress, Status};
+pub use report::Failure;
+pub use run::{Ctx, grade};
+
+pub mod ch03;

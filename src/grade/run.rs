@@ -1,0 +1,97 @@
+//! Running a learner's code under a grader: a fresh device (allocations poisoned, so unwritten
+//! outputs show), the learner's panics caught and explained (an untouched stub's `todo!()` reads
+//! "not yet implemented"), the outcome recorded in the progress file, and a report on failure.
+
+use super::inputs::{Rng, seed};
+use super::progress::{Progress, Status};
+use super::report::{Failure, Report};
+use crate::gpu::Gpu;
+use std::cell::Cell;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Once;
+
+/// What a grader works with.
+pub struct Ctx {
+    pub gpu: Gpu,
+    pub rng: Rng,
+    pub seed: u64,
+    pub id: String,
+}
+
+impl Ctx {
+    /// Runs the learner's function, turning a panic or an error into a `Failure`.
+    pub fn call<T>(&self, f: impl FnOnce() -> crate::gpu::Result<T>) -> Result<T, Failure> {
+        QUIET.with(|q| q.set(true));
+        let outcome = catch_unwind(AssertUnwindSafe(f));
+        QUIET.with(|q| q.set(false));
+        match outcome {
+            Ok(Ok(v)) => Ok(v),
+            Ok(Err(e)) => Err(Failure::from(e)),
+            Err(payload) => Err(panic_failure(payload.as_ref())),
+        }
+    }
+}
+
+thread_local! {
+    /// Set while learner code runs: its panic messages become part of the report instead.
+    static QUIET: Cell<bool> = const { Cell::new(false) };
+    static LOCATION: Cell<Option<String>> = const { Cell::new(None) };
+}
+
+fn install_panic_hook() {
+    static HOOK: Once = Once::new();
+    HOOK.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if QUIET.with(|q| q.get()) {
+                LOCATION.with(|l| l.set(info.location().map(|l| format!("{}:{}", l.file(), l.line()))));
+            } else {
+                previous(info);
+            }
+        }));
+    });
+}
+
+fn panic_failure(payload: &(dyn std::any::Any + Send)) -> Failure {
+    let msg = payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic".into());
+    let at = LOCATION.with(|l| l.take()).unwrap_or_default();
+    if msg.starts_with("not yet implemented") {
+        let todo = msg.trim_start_matches("not yet implemented").trim_start_matches(':').trim();
+        let mut f = Failure::new(format!("not yet implemented ({at})")).concept("fill in the TODOs of this exercise's .rs and .cu files");
+        if !todo.is_empty() {
+            f = f.detail(format!("the TODO says: {todo}"));
+        }
+        f
+    } else {
+        Failure::new(format!("your code panicked at {at}: {msg}"))
+    }
+}
+
+/// Grades exercise `id`: runs `body`, records the outcome, and panics with the report on failure.
+pub fn grade(id: &str, body: impl FnOnce(&mut Ctx) -> Result<(), Failure>) {
+    install_panic_hook();
+    let seed = seed();
+    let root = crate::catalog::workspace_root();
+    let gpu = match Gpu::new() {
+        Ok(g) => g,
+        Err(e) => panic!("\n✗ {id}: no device to grade on: {e}\n  (`gpubook doctor` says what was found)"),
+    };
+    gpu.set_poison(true);
+    let backend = format!("{} ({})", gpu.backend(), gpu.info().name);
+    let mut ctx = Ctx { gpu, rng: Rng::new(seed), seed, id: id.to_string() };
+    let result = body(&mut ctx);
+    let status = if result.is_ok() { Status::Passed } else { Status::Failing };
+    let _ = Progress::update(&root, id, |e| {
+        e.attempts += 1;
+        if e.status != Status::Passed || status == Status::Passed {
+            e.status = status;
+        }
+    });
+    if let Err(failure) = result {
+        panic!("{}", Report { id, failure: &failure, seed, backend });
+    }
+}

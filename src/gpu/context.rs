@@ -183,7 +183,7 @@ impl Gpu {
     }
 
     /// The emulated device underneath, when this is the emulator.
-    pub fn emulator(&self) -> Option<&dyn std::any::Any> {
+    pub fn emulator(&self) -> Option<&gpubook_emu::EmuDevice> {
         super::emu::device_of(self.inner.backend.as_ref())
     }
 }

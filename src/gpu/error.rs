@@ -46,9 +46,10 @@ pub enum GpuError {
     /// The launch configuration is one the GPU would refuse.
     #[error("invalid launch configuration for `{kernel}`: {message}")]
     LaunchConfig { kernel: String, message: String },
-    /// The kernel ran and did something wrong (the emulator explains what, where, and which thread).
+    /// The kernel ran and did something wrong: the emulator's diagnostic (class, what, where,
+    /// which thread).
     #[error("{0}")]
-    Kernel(String),
+    Kernel(Box<gpubook_emu::Diagnostic>),
     /// Work on two streams touches the same memory with nothing ordering them.
     #[error("cross-stream hazard: {0}")]
     Hazard(String),

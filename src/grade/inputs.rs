@@ -47,7 +47,7 @@ pub fn seed() -> u64 {
 /// and a large size that is not a power of two.
 pub fn edge_sizes(block: usize, large: usize) -> Vec<(usize, String)> {
     let mut v = vec![
-        (1, "1".to_string()),
+        (1, "a single element".to_string()),
         (block - 1, "block - 1".to_string()),
         (block, "block".to_string()),
         (block + 1, "block + 1".to_string()),

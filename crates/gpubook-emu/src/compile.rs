@@ -216,7 +216,8 @@ pub(crate) fn compile_module(
     };
     flags.extend(mode_flags.iter().map(|s| s.to_string()));
     // Quoted includes of the learner's file resolve from its own folder first, as with NVRTC.
-    let mut dirs = vec![rt.dir.clone()];
+    // unsupported/ holds stand-ins for CUDA headers the emulator lacks, which say so.
+    let mut dirs = vec![rt.dir.clone(), rt.dir.join("unsupported")];
     dirs.extend(path.parent().map(absolute));
     dirs.extend(include_dirs.iter().map(|d| absolute(d)));
     flags.extend(dirs.iter().map(|d| format!("-I{}", d.display())));

@@ -116,6 +116,8 @@ const MAX_THREADS_PER_BLOCK: u32 = 1024;
 const MAX_BLOCK_DIM: [u32; 3] = [1024, 1024, 64];
 const MAX_GRID_DIM: [u32; 3] = [i32::MAX as u32, 65535, 65535];
 const MAX_SHARED_PER_BLOCK: u32 = 48 << 10;
+/// Time the worker gets after its watchdog fires to describe the hang, before ours fires.
+const WORKER_HANG_REPORT: Duration = Duration::from_secs(2);
 
 /// Module ids, unique across devices so a module may be launched on any of them.
 static NEXT_MODULE_ID: AtomicU64 = AtomicU64::new(1);
@@ -253,7 +255,7 @@ impl EmuDevice {
             line.push_str(&hex(a));
         }
         let started = Instant::now();
-        let deadline = started + self.config.watchdog;
+        let deadline = started + self.config.watchdog + WORKER_HANG_REPORT;
         let worker = slot.worker.as_mut().expect("ready_worker started it");
         let result = worker.request(&line, Some(deadline));
         let total_threads = launch.grid.iter().chain(&launch.block).map(|&d| d as u64).product();
@@ -322,6 +324,10 @@ impl EmuDevice {
             };
             slot.worker = Some(Worker::spawn(&rt.worker, fd, base, bytes)?);
             slot.loaded.clear();
+            // The worker's own watchdog fires first and can say where the kernel spins; ours
+            // (the deadline in `launch`) is the backstop.
+            let ms = self.config.watchdog.as_millis().max(1);
+            self.command(slot, &format!("TIMEOUT {ms}"), "starting")?;
             live.into_iter().map(Notice::Alloc).collect()
         } else {
             self.arena().take_notices()

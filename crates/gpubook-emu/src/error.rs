@@ -108,25 +108,54 @@ fn xyz(v: [u32; 3]) -> String {
 }
 
 impl fmt::Display for Diagnostic {
+    /// A short message reads as one sentence: `class: who message, at file:line`. A message of
+    /// whole sentences (the worker's explanations) goes on its own line under
+    /// `class: who, at file:line`. Notes follow, one per line.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let message = strip_class_prefix(self.message.trim(), self.class);
         write!(f, "{}: ", self.class)?;
-        // Who, unless the message already says it.
-        if !self.message.starts_with("thread (") && !self.message.starts_with("block (") {
-            match (self.thread, self.block) {
-                (Some(t), Some(b)) => write!(f, "thread {} of block {} ", xyz(t), xyz(b))?,
-                (None, Some(b)) => write!(f, "block {} ", xyz(b))?,
-                (Some(t), None) => write!(f, "thread {} ", xyz(t))?,
-                (None, None) => {}
+        // Who, unless the message starts by saying it.
+        let says_who = message.starts_with("thread (") || message.starts_with("block (");
+        let who = match (self.thread, self.block) {
+            _ if says_who => None,
+            (Some(t), Some(b)) => Some(format!("thread {} of block {}", xyz(t), xyz(b))),
+            (None, Some(b)) => Some(format!("block {}", xyz(b))),
+            (Some(t), None) => Some(format!("thread {}", xyz(t))),
+            (None, None) => None,
+        };
+        let sentences = message.ends_with('.') || message.contains(". ");
+        if sentences {
+            let mut head: Vec<String> = who.into_iter().collect();
+            head.extend(self.location().map(|l| format!("at {l}")));
+            if head.is_empty() {
+                f.write_str(message)?;
+            } else {
+                write!(f, "{}\n  {message}", head.join(", "))?;
             }
-        }
-        f.write_str(self.message.trim_end_matches(['.', ' ']))?;
-        if let Some(loc) = self.location() {
-            write!(f, ", at {loc}")?;
+        } else {
+            if let Some(who) = who {
+                write!(f, "{who} ")?;
+            }
+            f.write_str(message)?;
+            if let Some(loc) = self.location() {
+                write!(f, ", at {loc}")?;
+            }
         }
         for note in &self.notes {
             write!(f, "\n  note: {}", note.trim_end())?;
         }
         Ok(())
+    }
+}
+
+/// `hang: the launch ...` under the class `hang` → `the launch ...`: the class is said once.
+fn strip_class_prefix(message: &str, class: DiagClass) -> &str {
+    let words = class.describe();
+    let n = words.len();
+    let head = message.get(..n).map(|h| h.replace('-', " ").to_ascii_lowercase());
+    match (head, message.get(n..)) {
+        (Some(h), Some(rest)) if h == words && rest.starts_with(':') => rest[1..].trim_start(),
+        _ => message,
     }
 }
 
@@ -208,8 +237,23 @@ mod tests {
             "out of bounds: thread (5,0,0) of block (3,0,0) wrote c[1024], one past the end of `c` \
              (1024 f32), at kernels/ch03/vector_add.cu:7\n  note: guard the store with `if (i < n)`"
         );
-        let bare = Diagnostic::new(DiagClass::Hang, "the kernel did not finish within 2 s.");
+        let bare = Diagnostic::new(DiagClass::Hang, "the kernel did not finish within 2 s");
         assert_eq!(bare.to_string(), "hang: the kernel did not finish within 2 s");
+    }
+
+    #[test]
+    fn sentences_go_on_their_own_line_and_the_class_is_said_once() {
+        let mut d = Diagnostic::new(DiagClass::Hang, "hang: the launch ran for more than 2000 ms. A loop that never ends?");
+        d.file = Some("k.cu".into());
+        d.line = Some(4);
+        d.block = Some([0, 0, 0]);
+        d.thread = Some([1, 0, 0]);
+        assert_eq!(
+            d.to_string(),
+            "hang: thread (1,0,0) of block (0,0,0), at k.cu:4\n  the launch ran for more than 2000 ms. A loop that never ends?"
+        );
+        let d = Diagnostic::new(DiagClass::OutOfBounds, "out-of-bounds write past the end: c[4].");
+        assert_eq!(d.to_string(), "out of bounds: out-of-bounds write past the end: c[4].");
     }
 
     #[test]

@@ -102,10 +102,11 @@ static inline bool signbit(double x) { return __builtin_signbit(x); }
 // min and max: CUDA overloads them for every arithmetic type, mixed types converting as
 // the usual arithmetic conversions say (min(int, unsigned) is unsigned). Floats go
 // through fminf/fmaxf so a NaN operand loses, as on the GPU.
+// (`true ? A() : B()` is a prvalue, so the result type is never a reference.)
 template <class A, class B>
-static inline auto min(A a, B b) -> decltype(a < b ? a : b) { return b < a ? b : a; }
+static inline auto min(A a, B b) -> decltype(true ? A() : B()) { return b < a ? b : a; }
 template <class A, class B>
-static inline auto max(A a, B b) -> decltype(a < b ? a : b) { return a < b ? b : a; }
+static inline auto max(A a, B b) -> decltype(true ? A() : B()) { return a < b ? b : a; }
 static inline float min(float a, float b) { return fminf(a, b); }
 static inline float max(float a, float b) { return fmaxf(a, b); }
 static inline double min(double a, double b) { return fmin(a, b); }

@@ -1,0 +1,102 @@
+// Kernels with the bugs the emulator must explain.
+
+// No bounds check: the last block writes past the end of c.
+extern "C" __global__ void vector_add_unguarded(const float* a, const float* b, float* c, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    c[i] = a[i] + b[i];
+}
+
+// Reads past a __shared__ array.
+extern "C" __global__ void shared_overflow(float* out) {
+    auto& tile = *::gpubook::shared_var<float[32]>(0, "tile");
+    tile[threadIdx.x] = 1.0f;
+    __syncthreads();
+    out[threadIdx.x] = tile[threadIdx.x + 1];
+}
+
+// The reduction without the __syncthreads() inside the loop.
+extern "C" __global__ void reduce_missing_sync(const float* in, float* partial) {
+    auto& sdata = *::gpubook::shared_var<float[256]>(0, "sdata");
+    unsigned t = threadIdx.x;
+    sdata[t] = in[blockIdx.x * blockDim.x + t];
+    __syncthreads();
+    for (unsigned s = blockDim.x / 2; s > 0; s >>= 1) {
+        if (t < s) sdata[t] += sdata[t + s];
+    }
+    if (t == 0) partial[blockIdx.x] = sdata[0];
+}
+
+// Every block increments the same counter without an atomic.
+extern "C" __global__ void count_blocks(int* counter) {
+    if (threadIdx.x == 0) *counter = *counter + 1;
+}
+
+// Early return before a __syncthreads(): threads past n leave, the rest wait forever on a GPU.
+extern "C" __global__ void early_return(const float* in, float* out, int n) {
+    auto& s = *::gpubook::shared_var<float[128]>(0, "s");
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    s[threadIdx.x] = in[i];
+    __syncthreads();
+    out[i] = s[threadIdx.x ^ 1];
+}
+
+// __syncthreads() in both branches of an if: two different barriers.
+extern "C" __global__ void split_barrier(float* out) {
+    if (threadIdx.x < 16) {
+        out[threadIdx.x] = 1;
+        __syncthreads();
+    } else {
+        out[threadIdx.x] = 2;
+        __syncthreads();
+    }
+}
+
+// A full-mask shuffle that half the warp never reaches.
+extern "C" __global__ void shuffle_half(float* out) {
+    if (threadIdx.x >= 16) return;
+    out[threadIdx.x] = __shfl_down_sync(0xffffffff, (float)threadIdx.x, 1);
+}
+
+// Thread 0 waits for a flag that thread 1 sets after the barrier it never reaches.
+extern "C" __global__ void spin(volatile int* flag) {
+    while (*flag == 0) {
+    }
+}
+
+extern "C" __global__ void null_write(float* p) {
+    float* q = nullptr;
+    q[threadIdx.x] = p[0];
+}
+
+__device__ float big_local(int n) {
+    volatile float local[100000]; // 400 KB: more than a fiber stack
+    for (int i = 0; i < n; i++) local[i] = (float)i;
+    return local[n / 2];
+}
+extern "C" __global__ void stack_array(float* out, int n) { out[0] = big_local(n); }
+
+__device__ __noinline__ int recurse(volatile int* p, int depth) {
+    volatile int pad[16];
+    pad[0] = depth;
+    return depth == 0 ? *p : recurse(p, depth - 1) + pad[0];
+}
+extern "C" __global__ void deep_recursion(int* out) { out[0] = recurse(out, 1 << 30); }
+
+extern "C" __global__ void assert_positive(const int* v) { assert(v[threadIdx.x] > 0); }
+
+extern "C" __global__ void divide(int* v, int d) { v[threadIdx.x] = v[threadIdx.x] / d; }
+
+GPUBOOK_EXPORT_KERNEL(vector_add_unguarded)
+GPUBOOK_EXPORT_KERNEL(shared_overflow)
+GPUBOOK_EXPORT_KERNEL(reduce_missing_sync)
+GPUBOOK_EXPORT_KERNEL(count_blocks)
+GPUBOOK_EXPORT_KERNEL(early_return)
+GPUBOOK_EXPORT_KERNEL(split_barrier)
+GPUBOOK_EXPORT_KERNEL(shuffle_half)
+GPUBOOK_EXPORT_KERNEL(spin)
+GPUBOOK_EXPORT_KERNEL(null_write)
+GPUBOOK_EXPORT_KERNEL(stack_array)
+GPUBOOK_EXPORT_KERNEL(deep_recursion)
+GPUBOOK_EXPORT_KERNEL(assert_positive)
+GPUBOOK_EXPORT_KERNEL(divide)

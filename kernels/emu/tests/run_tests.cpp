@@ -1,0 +1,237 @@
+// The worker's standalone tests: correct kernels give correct results in both modes, and
+// each bug class comes back as the right diagnostic. Prints one line per test.
+#include "host.h"
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <functional>
+#include <string>
+#include <unistd.h>
+
+namespace {
+
+std::string g_worker, g_so_dir;
+int g_failed = 0;
+
+std::string so(const char* name, const char* mode) { return g_so_dir + "/" + name + "." + mode + ".so"; }
+
+void expect(bool ok, const char* test, const std::string& detail) {
+    std::printf("%s %s%s%s\n", ok ? "PASS" : "FAIL", test, detail.empty() ? "" : "\n     ", detail.c_str());
+    if (!ok) g_failed++;
+}
+
+// A bug kernel must come back with `cls` and a message containing `needle`.
+void expect_diag(const char* test, const Reply& r, const char* cls, const char* needle) {
+    bool ok = !r.ok() && r.cls() == cls && r.has(needle);
+    expect(ok, test, r.json);
+}
+
+void test_vector_add(const char* mode, int n) {
+    Worker w(g_worker);
+    float* a = w.alloc<float>(size_t(n), "a");
+    float* b = w.alloc<float>(size_t(n), "b");
+    float* c = w.alloc<float>(size_t(n), "c");
+    for (int i = 0; i < n; i++) { a[i] = float(i); b[i] = 2.0f * float(i); }
+    w.load("m", so("basics", mode));
+    unsigned blocks = unsigned((n + 255) / 256);
+    Reply r = w.launch("m", "vector_add", blocks, 256, {arg(a), arg(b), arg(c), arg(n)}, mode);
+    bool ok = r.ok();
+    for (int i = 0; i < n && ok; i++) ok = c[i] == 3.0f * float(i);
+    char name[64];
+    std::snprintf(name, sizeof name, "vector_add %s n=%d", mode, n);
+    expect(ok, name, r.ok() ? "" : r.json);
+}
+
+void test_reduce(const char* mode, const char* kernel, int n, size_t dyn) {
+    Worker w(g_worker);
+    unsigned blocks = unsigned((n + 255) / 256);
+    float* in = w.alloc<float>(size_t(n), "in");
+    float* partial = w.alloc<float>(blocks, "partial");
+    double expect_sum = 0;
+    for (int i = 0; i < n; i++) { in[i] = float(i % 7); expect_sum += i % 7; }
+    w.load("m", so("basics", mode));
+    Reply r = w.launch("m", kernel, blocks, 256, {arg(in), arg(partial), arg(n)}, mode, 2, dyn);
+    double sum = 0;
+    for (unsigned b = 0; b < blocks; b++) sum += partial[b];
+    char name[96];
+    std::snprintf(name, sizeof name, "%s %s n=%d", kernel, mode, n);
+    expect(r.ok() && sum == expect_sum, name, r.json);
+}
+
+void test_warp_reduce(const char* mode, int n) {
+    Worker w(g_worker);
+    float* in = w.alloc<float>(size_t(n), "in");
+    float* out = w.alloc<float>(1, "out", 0);
+    double expect_sum = 0;
+    for (int i = 0; i < n; i++) { in[i] = float(i % 5); expect_sum += i % 5; }
+    w.load("m", so("basics", mode));
+    Reply r = w.launch("m", "reduce_warp", unsigned((n + 255) / 256), 256, {arg(in), arg(out), arg(n)}, mode);
+    char name[64];
+    std::snprintf(name, sizeof name, "reduce_warp %s n=%d", mode, n);
+    expect(r.ok() && *out == float(expect_sum), name, r.json + " sum=" + std::to_string(*out));
+}
+
+void test_misc(const char* mode) {
+    Worker w(g_worker);
+    int* out = w.alloc<int>(8, "out", 0);
+    w.load("m", so("basics", mode));
+    Reply r = w.launch("m", "misc", 2, 64, {arg(out)}, mode);
+    bool ok = r.ok() && out[0] == 0x55555555 && out[1] == 496 && out[2] == 10 && out[3] == 128 && out[4] == 63 &&
+              out[5] == 5 + 4 + 3 + 1;
+    std::string printed = w.printed();
+    ok = ok && printed.find("hello from block 0, 64 threads") != std::string::npos &&
+         printed.find("hello from block 1, 64 threads") != std::string::npos;
+    char detail[256];
+    std::snprintf(detail, sizeof detail, "%s out=%x,%d,%d,%d,%d,%d printed=%s", r.json.c_str(), out[0], out[1], out[2],
+                  out[3], out[4], out[5], printed.c_str());
+    expect(ok, (std::string("votes/shuffles/atomics/printf ") + mode).c_str(), ok ? "" : detail);
+}
+
+Reply run_bug(const char* kernel, unsigned grid, unsigned block, std::function<std::vector<std::string>(Worker&)> args,
+              const char* mode = "check", bool* exited = nullptr) {
+    Worker w(g_worker);
+    w.command("TIMEOUT 1000");
+    w.load("m", so("bugs", mode));
+    Reply r = w.launch("m", kernel, grid, block, args(w), mode);
+    if (exited) {
+        for (int i = 0; i < 100 && !w.exited(); i++) usleep(10000);
+        *exited = w.exited();
+    }
+    return r;
+}
+
+void test_bugs() {
+    auto three = [](Worker& w) {
+        float* a = w.alloc<float>(1000, "a");
+        float* b = w.alloc<float>(1000, "b");
+        float* c = w.alloc<float>(1000, "c");
+        return std::vector<std::string>{arg(a), arg(b), arg(c), arg(1000)};
+    };
+    expect_diag("out-of-bounds read names buffer and element", run_bug("vector_add_unguarded", 4, 256, three),
+                "out_of_bounds", "a[1000] (buffer 'a' has 1000 elements of 4 bytes)");
+    expect_diag("out-of-bounds in fast mode (guard page)", run_bug("vector_add_unguarded", 40, 256, three, "fast"),
+                "out_of_bounds", "buffer '");
+    auto one = [](Worker& w) { return std::vector<std::string>{arg(w.alloc<float>(256, "out"))}; };
+    expect_diag("shared-memory overflow names the variable", run_bug("shared_overflow", 1, 32, one), "out_of_bounds",
+                "__shared__ variable 'tile': element 32");
+    auto reduce_args = [](Worker& w) {
+        float* in = w.alloc<float>(256, "in", 0);
+        return std::vector<std::string>{arg(in), arg(w.alloc<float>(1, "partial"))};
+    };
+    expect_diag("missing __syncthreads is a race", run_bug("reduce_missing_sync", 1, 256, reduce_args), "race",
+                "no __syncthreads()");
+    auto counter = [](Worker& w) { return std::vector<std::string>{arg(w.alloc<int>(1, "counter", 0))}; };
+    expect_diag("race between blocks", run_bug("count_blocks", 4, 32, counter), "race", "between blocks");
+    auto early = [](Worker& w) {
+        return std::vector<std::string>{arg(w.alloc<float>(200, "in")), arg(w.alloc<float>(200, "out")), arg(200)};
+    };
+    expect_diag("early return before __syncthreads", run_bug("early_return", 2, 128, early), "barrier_divergence",
+                "already returned");
+    auto out32 = [](Worker& w) { return std::vector<std::string>{arg(w.alloc<float>(32, "out"))}; };
+    expect_diag("__syncthreads in both branches", run_bug("split_barrier", 1, 32, out32), "barrier_divergence",
+                "at another");
+    expect_diag("shuffle that half the warp skips", run_bug("shuffle_half", 1, 32, out32), "barrier_divergence",
+                "__shfl_down_sync");
+    auto flag = [](Worker& w) { return std::vector<std::string>{arg(w.alloc<int>(1, "flag", 0))}; };
+    bool exited = false;
+    Reply hang = run_bug("spin", 1, 32, flag, "check", &exited);
+    expect_diag("spinning kernel is a hang (check)", hang, "hang", "thread (0,0,0) of block (0,0,0)");
+    expect(exited, "worker exits after a hang", "");
+    expect_diag("spinning kernel is a hang (fast)", run_bug("spin", 8, 32, flag, "fast"), "hang", "has been running");
+    Reply segv = run_bug("null_write", 1, 1, one, "check", &exited);
+    expect_diag("null pointer write is a crash", segv, "crash", "null");
+    expect(exited, "worker exits after a crash", "");
+    auto stack = [](Worker& w) { return std::vector<std::string>{arg(w.alloc<float>(1, "out")), arg(100000)}; };
+    expect_diag("large local array is a stack overflow", run_bug("stack_array", 1, 1, stack, "check", &exited),
+                "stack_overflow", "stack overflow");
+    expect(exited, "worker exits after a stack overflow", "");
+    expect_diag("deep recursion is a stack overflow (fast)", run_bug("deep_recursion", 1, 1, counter, "fast"),
+                "stack_overflow", "recursion");
+    auto ints = [](Worker& w) {
+        int* v = w.alloc<int>(32, "v");
+        for (int i = 0; i < 32; i++) v[i] = i == 7 ? -1 : 1;
+        return std::vector<std::string>{arg(v)};
+    };
+    expect_diag("assert reports a trap", run_bug("assert_positive", 1, 32, ints), "trap", "v[threadIdx.x] > 0");
+    expect_diag("integer division by zero", run_bug("divide", 1, 32, [&](Worker& w) {
+                    auto a = ints(w);
+                    a.push_back(arg(0));
+                    return a;
+                }), "crash", "division by zero");
+}
+
+void test_launch_config() {
+    Worker w(g_worker);
+    float* p = w.alloc<float>(16, "p");
+    w.load("m", so("basics", "check"));
+    std::vector<std::string> args{arg(p), arg(p), arg(p), arg(16)};
+    expect_diag("1025 threads per block", w.launch("m", "vector_add", 1, 1025, args), "launch_config", "at most 1024");
+    expect_diag("zero grid", w.launch("m", "vector_add", 0, 32, args), "launch_config", "zero dimension");
+    expect_diag("block z over 64", w.launch("m", "vector_add", 1, 1, args, "check", 1, 0, 1, 1, 1, 65),
+                "launch_config", "block_dim.z");
+    expect_diag("too much dynamic shared memory", w.launch("m", "vector_add", 1, 32, args, "check", 1, 50000),
+                "launch_config", "49152");
+    expect_diag("wrong argument count", w.launch("m", "vector_add", 1, 32, {arg(p)}), "launch_config",
+                "takes 4 parameters");
+    expect_diag("unknown kernel", w.launch("m", "nope", 1, 32, args), "bad_module", "no kernel 'nope'");
+    expect(w.launch("m", "vector_add", 1, 16, args).ok(), "worker still fine after config errors", "");
+}
+
+double time_launch(Worker& w, const char* kernel, unsigned blocks, const std::vector<std::string>& args,
+                   const char* mode, size_t dyn = 0) {
+    double best = 1e9;
+    for (int rep = 0; rep < 3; rep++) {
+        auto t0 = std::chrono::steady_clock::now();
+        Reply r = w.launch("m", kernel, blocks, 256, args, mode, 2, dyn);
+        double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        if (!r.ok()) { std::printf("benchmark failed: %s\n", r.json.c_str()); g_failed++; }
+        if (s < best) best = s;
+    }
+    return best;
+}
+
+void benchmarks() {
+    for (const char* mode : {"fast", "check"}) {
+        Worker w(g_worker, size_t(1) << 31);
+        w.load("m", so("basics", mode));
+        for (int n : {1 << 20, 1 << 24}) {
+            if (n == (1 << 24) && std::string(mode) == "check") continue;
+            float* a = w.alloc<float>(size_t(n), "a", 0);
+            float* b = w.alloc<float>(size_t(n), "b", 0);
+            float* c = w.alloc<float>(size_t(n), "c", 0);
+            double s = time_launch(w, "vector_add", unsigned(n / 256), {arg(a), arg(b), arg(c), arg(n)}, mode);
+            std::printf("TIME vector_add %-5s n=%-8d %8.3f s  %6.1f ns/thread\n", mode, n, s, s * 1e9 / n);
+        }
+        int n = 1 << 20;
+        float* in = w.alloc<float>(size_t(n), "in", 0);
+        float* partial = w.alloc<float>(size_t(n / 256), "partial", 0);
+        double s = time_launch(w, "reduce_shared", unsigned(n / 256), {arg(in), arg(partial), arg(n)}, mode);
+        std::printf("TIME reduce_shared %-5s n=%-8d %8.3f s  %6.1f ns/thread\n", mode, n, s, s * 1e9 / n);
+        s = time_launch(w, "reduce_warp", unsigned(n / 256), {arg(in), arg(partial), arg(n)}, mode);
+        std::printf("TIME reduce_warp %-5s n=%-8d %8.3f s  %6.1f ns/thread\n", mode, n, s, s * 1e9 / n);
+    }
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+    if (argc < 3) {
+        std::fprintf(stderr, "usage: run_tests <worker> <dir with basics/bugs .so> [bench]\n");
+        return 2;
+    }
+    g_worker = argv[1];
+    g_so_dir = argv[2];
+    for (const char* mode : {"check", "fast"}) {
+        for (int n : {1, 255, 256, 257, 100003}) test_vector_add(mode, n);
+        test_reduce(mode, "reduce_shared", 100003, 0);
+        test_reduce(mode, "reduce_dynamic", 100003, 256 * sizeof(float));
+        test_warp_reduce(mode, 100003);
+        test_misc(mode);
+    }
+    test_bugs();
+    test_launch_config();
+    if (argc > 3) benchmarks();
+    std::printf("%s: %d failed\n", g_failed ? "FAILED" : "ok", g_failed);
+    return g_failed ? 1 : 0;
+}

@@ -4,3 +4,23 @@
 fn vector_add() {
     gpubook::grade::ch03::vector_add(solutions::ch03::vector_add);
 }
+
+#[test]
+fn bias_relu() {
+    gpubook::grade::ch03::bias_relu(solutions::ch03::bias_relu);
+}
+
+#[test]
+fn matrix_add() {
+    gpubook::grade::ch03::matrix_add(solutions::ch03::matrix_add);
+}
+
+#[test]
+fn rgb_to_gray() {
+    gpubook::grade::ch03::rgb_to_gray(solutions::ch03::rgb_to_gray);
+}
+
+#[test]
+fn blur() {
+    gpubook::grade::ch03::blur(solutions::ch03::blur);
+}

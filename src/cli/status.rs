@@ -1,18 +1,27 @@
-//! `gpubook` with no command: the device in use.
+//! `gpubook` with no command: the device in use, the course so far, and what to do next.
 
+use super::course::Course;
+use super::list;
+use super::style::{BAD, BOLD, cmd, paint};
 use gpubook::gpu::Gpu;
 use std::process::ExitCode;
 
 pub fn run() -> anyhow::Result<ExitCode> {
-    match Gpu::new() {
+    let device = Gpu::new();
+    match &device {
         Ok(gpu) => {
-            println!("gpubook: running on");
-            print!("{}", gpu.info());
-            Ok(ExitCode::SUCCESS)
+            let info = gpu.info();
+            anstream::println!("{} running on {} · {} backend\n", paint(BOLD, "gpubook"), info.name, info.backend);
         }
-        Err(e) => {
-            println!("gpubook: no device to run on.\n{e}\n(`gpubook doctor` says what was found)");
-            Ok(ExitCode::FAILURE)
-        }
+        Err(e) => anstream::println!(
+            "{} no device to run on: {e}\n({} says what was found and how to fix it)\n",
+            paint(BAD, "gpubook:"),
+            cmd("gpubook doctor")
+        ),
     }
+    let course = Course::load()?;
+    anstream::print!("{}", list::render(&course, course.current().map(|e| e.id.as_str()), "next"));
+    anstream::println!("\n{}", list::summary(&course));
+    anstream::print!("\n{}", list::next_steps(&course));
+    Ok(if device.is_ok() { ExitCode::SUCCESS } else { ExitCode::FAILURE })
 }

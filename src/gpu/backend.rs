@@ -31,6 +31,8 @@ pub(crate) struct LaunchRequest<'a> {
     pub args: &'a [Vec<u8>],
     /// Bytes of device memory the pointer arguments span (the emulator's cost model uses it).
     pub bytes_touched: u64,
+    /// Of those, bytes in mapped host memory, which a kernel reaches over the bus.
+    pub mapped_bytes: u64,
 }
 
 pub(crate) trait Backend: Send + Sync {
@@ -84,6 +86,12 @@ pub(crate) trait Backend: Send + Sync {
     /// # Safety
     /// `ptr` came from `alloc_pinned` with the same `bytes` and is no longer used.
     unsafe fn free_pinned(&self, ptr: *mut u8, bytes: usize);
+
+    /// Page-locked host memory that kernels can address: (host pointer, device address).
+    fn alloc_mapped(&self, bytes: usize, elem_size: usize, label: &str) -> Result<(*mut u8, u64)>;
+    /// # Safety
+    /// `host` and `dev` came from one `alloc_mapped` and are no longer used.
+    unsafe fn free_mapped(&self, host: *mut u8, dev: u64);
 
     /// The backend's own objects, for learners who want to go below this API.
     fn as_any(&self) -> &dyn std::any::Any;

@@ -56,6 +56,12 @@ impl Gpu {
         Ok(Gpu::from_backend(backend))
     }
 
+    /// An emulated device with explicit settings (mode, watchdog, threads), whatever
+    /// `GPUBOOK_BACKEND` says: benchmarks use the fast mode, diagnostics tests the check mode.
+    pub fn emulated(ordinal: usize, config: gpubook_emu::EmuConfig) -> Result<Gpu> {
+        Ok(Gpu::from_backend(super::emu::new_backend_with(ordinal, config)?))
+    }
+
     /// How many devices the chosen backend offers.
     pub fn device_count() -> Result<usize> {
         match super::select::requested_backend()? {

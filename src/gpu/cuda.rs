@@ -334,6 +334,23 @@ impl Backend for CudaBackend {
         let _ = unsafe { result::free_host(ptr as *mut c_void) };
     }
 
+    fn alloc_mapped(&self, bytes: usize, _elem: usize, _label: &str) -> Result<(*mut u8, u64)> {
+        self.bind()?;
+        let host = drv("cuMemHostAlloc", unsafe { result::malloc_host(bytes.max(1), sys::CU_MEMHOSTALLOC_DEVICEMAP) })?;
+        let mut dev: sys::CUdeviceptr = 0;
+        // With unified addressing (every 64-bit platform CUDA supports) this is the host address.
+        if let Err(e) = unsafe { sys::cuMemHostGetDevicePointer_v2(&mut dev, host, 0) }.result() {
+            let _ = unsafe { result::free_host(host) };
+            return Err(GpuError::driver("cuMemHostGetDevicePointer", e));
+        }
+        Ok((host as *mut u8, dev))
+    }
+
+    unsafe fn free_mapped(&self, host: *mut u8, _dev: u64) {
+        let _ = self.bind();
+        let _ = unsafe { result::free_host(host as *mut c_void) };
+    }
+
     fn as_any(&self) -> &dyn std::any::Any {
         self
     }

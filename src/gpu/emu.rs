@@ -5,8 +5,10 @@
 //! for any correctly synchronised program; `ordering.rs` reports the others). Times come from a
 //! documented cost model of a discrete GPU on PCIe 4.0, not from the CPU's clock:
 //! - the host spends `ISSUE_US` issuing each operation; pageable copies block it until done;
-//! - a copy engine per direction (so an upload, a download and a kernel can all overlap), and
-//!   one compute engine (kernels run one at a time, as large kernels do on a real GPU);
+//! - a copy engine per direction (so an upload, a download and a kernel can all overlap), a
+//!   third for device-to-device copies (GPUs have several copy engines: a copy that stands for
+//!   communication runs beside a kernel, as in the DualPipe chapter), and one compute engine
+//!   (kernels run one at a time, as large kernels do on a real GPU);
 //! - an operation starts when its stream, its engine and the host are all ready.
 
 use super::backend::{Backend, BackendFunction, BackendModule, EventId, HostMem, LaunchRequest, StreamId};
@@ -41,6 +43,10 @@ pub(crate) fn device_count() -> usize {
 }
 
 pub(crate) fn new_backend(ordinal: usize) -> Result<Box<dyn Backend>> {
+    new_backend_with(ordinal, EmuConfig::from_env())
+}
+
+pub(crate) fn new_backend_with(ordinal: usize, config: EmuConfig) -> Result<Box<dyn Backend>> {
     let count = device_count();
     if ordinal >= count {
         return Err(GpuError::Unavailable {
@@ -49,7 +55,6 @@ pub(crate) fn new_backend(ordinal: usize) -> Result<Box<dyn Backend>> {
             fix: format!("set {DEVICES_VAR} to the number of emulated devices you need"),
         });
     }
-    let config = EmuConfig::from_env();
     let dev = EmuDevice::new(ordinal, config).map_err(emu_error)?;
     let e = dev.info();
     let (block, grid, _) = DeviceInfo::cuda_limits();
@@ -121,6 +126,7 @@ struct Timeline {
 enum Engine {
     CopyUp,
     CopyDown,
+    CopyDevice,
     Compute,
     /// Allocations and frees take no engine time.
     None,
@@ -218,7 +224,7 @@ impl Backend for EmuBackend {
 
     fn copy_dtod(&self, stream: StreamId, dst: u64, src: u64, bytes: usize) -> Result<()> {
         self.dev.copy(dst, src, bytes).map_err(emu_error)?;
-        self.tl().run(stream, Engine::Compute, model::COPY_US + 2.0 * bytes as f64 / model::DRAM, false);
+        self.tl().run(stream, Engine::CopyDevice, model::COPY_US + 2.0 * bytes as f64 / model::DRAM, false);
         Ok(())
     }
 
@@ -243,8 +249,10 @@ impl Backend for EmuBackend {
         let spec = LaunchSpec { grid: l.grid, block: l.block, shared_mem_bytes: l.shared_mem_bytes, mode: None };
         self.dev.launch(&f.module, &f.name, &spec, l.args).map_err(emu_error)?;
         // Every byte the pointer arguments span, read once and written once: a kernel that
-        // streams through its buffers, which is what the early chapters' kernels do.
-        let us = model::LAUNCH_US + 2.0 * l.bytes_touched as f64 / model::DRAM;
+        // streams through its buffers, which is what the early chapters' kernels do. Bytes in
+        // mapped host memory cross the bus instead.
+        let device_bytes = l.bytes_touched.saturating_sub(l.mapped_bytes) as f64;
+        let us = model::LAUNCH_US + 2.0 * device_bytes / model::DRAM + l.mapped_bytes as f64 / model::PCIE_PINNED;
         self.tl().run(stream, Engine::Compute, us, false);
         Ok(())
     }
@@ -293,6 +301,18 @@ impl Backend for EmuBackend {
 
     unsafe fn free_pinned(&self, ptr: *mut u8, bytes: usize) {
         unsafe { std::alloc::dealloc(ptr, pinned_layout(bytes)) };
+    }
+
+    /// Mapped host memory lives in the device arena, which this process maps at the same
+    /// address as the worker: one pointer for host and kernels, and the emulator's bounds checks
+    /// cover it like any device buffer.
+    fn alloc_mapped(&self, bytes: usize, elem_size: usize, label: &str) -> Result<(*mut u8, u64)> {
+        let addr = self.dev.alloc(bytes, elem_size.max(1), label).map_err(emu_error)?;
+        Ok((addr as *mut u8, addr))
+    }
+
+    unsafe fn free_mapped(&self, _host: *mut u8, dev: u64) {
+        let _ = self.dev.free(dev);
     }
 
     fn as_any(&self) -> &dyn std::any::Any {

@@ -5,9 +5,12 @@
 //! asynchronous. The pinned buffer remembers its last copy and waits for it before the host may
 //! touch the data again, so async copies stay safe Rust.
 
-use super::backend::{EventId, HostMem};
+use super::backend::{EventId, HostMem, StreamId};
 use super::context::GpuInner;
+use super::memory::bounds;
 use super::repr::DeviceRepr;
+use std::marker::PhantomData;
+use std::ops::RangeBounds;
 use std::sync::{Arc, Mutex};
 
 /// Host memory a copy can read from.
@@ -52,14 +55,45 @@ impl<T, const N: usize> HostSlice<T> for [T; N] {
     }
 }
 
-/// The last asynchronous copy that used a pinned buffer.
+/// The asynchronous copies still using a pinned buffer: an event after the last one issued on
+/// each stream (a stream runs in order, so its last copy is the one to wait for). The events are
+/// the buffer's own, so nothing else recycles them while it waits.
 #[doc(hidden)]
 #[derive(Default)]
-pub struct Pending(Mutex<Option<EventId>>);
+pub struct Pending(Mutex<Vec<(StreamId, EventId)>>);
 
 impl Pending {
-    pub(crate) fn set(&self, e: EventId) {
-        *self.0.lock().unwrap() = Some(e);
+    /// Remembers the copy just issued on `stream`.
+    pub(crate) fn track(&self, gpu: &GpuInner, stream: StreamId) -> super::Result<()> {
+        let e = gpu.backend.record_event(stream)?;
+        gpu.state.lock().unwrap().order.record(stream, e);
+        let mut list = self.0.lock().unwrap();
+        match list.iter_mut().find(|(s, _)| *s == stream) {
+            Some(slot) => gpu.release_event(std::mem::replace(&mut slot.1, e)),
+            None => list.push((stream, e)),
+        }
+        Ok(())
+    }
+
+    /// Blocks the host until every tracked copy is done.
+    fn wait(&self, gpu: &GpuInner) -> super::Result<()> {
+        let list = std::mem::take(&mut *self.0.lock().unwrap());
+        let mut result = Ok(());
+        for (_, e) in list {
+            if result.is_ok() {
+                result = gpu.host_wait_event(e);
+            }
+            gpu.release_event(e);
+        }
+        result
+    }
+}
+
+impl GpuInner {
+    /// Forgets an event the API recorded for its own bookkeeping.
+    pub(crate) fn release_event(&self, e: EventId) {
+        self.state.lock().unwrap().order.forget_event(e);
+        self.backend.destroy_event(e);
     }
 }
 
@@ -96,11 +130,79 @@ impl<T: DeviceRepr> PinnedHostSlice<T> {
         Ok(unsafe { std::slice::from_raw_parts_mut(self.ptr, self.len) })
     }
     fn wait(&self) -> super::Result<()> {
-        let e = self.pending.0.lock().unwrap().take();
-        match e {
-            Some(e) => self.gpu.host_wait_event(e),
-            None => Ok(()),
-        }
+        self.pending.wait(&self.gpu)
+    }
+
+    /// A range of the buffer (in elements) as the source of an asynchronous copy: `h + offset`
+    /// in CUDA C. Chunks may be copied on different streams; `as_slice` waits for all of them.
+    pub fn slice(&self, range: impl RangeBounds<usize>) -> PinnedView<'_, T> {
+        let (s, e) = bounds(range, self.len).expect("PinnedHostSlice::slice: range out of bounds");
+        // SAFETY: s <= len, so the pointer stays inside the allocation.
+        PinnedView { ptr: unsafe { self.ptr.add(s) }, len: e - s, pending: &self.pending, _b: PhantomData }
+    }
+
+    /// A range of the buffer as the destination of an asynchronous copy.
+    pub fn slice_mut(&mut self, range: impl RangeBounds<usize>) -> PinnedViewMut<'_, T> {
+        let (s, e) = bounds(range, self.len).expect("PinnedHostSlice::slice_mut: range out of bounds");
+        // SAFETY: as in `slice`.
+        PinnedViewMut { ptr: unsafe { self.ptr.add(s) }, len: e - s, pending: &self.pending, _b: PhantomData }
+    }
+}
+
+/// A range of a pinned buffer, to copy from (see [`PinnedHostSlice::slice`]).
+pub struct PinnedView<'a, T: DeviceRepr> {
+    ptr: *const T,
+    len: usize,
+    pending: &'a Pending,
+    _b: PhantomData<&'a T>,
+}
+
+/// A range of a pinned buffer, to copy into (see [`PinnedHostSlice::slice_mut`]).
+pub struct PinnedViewMut<'a, T: DeviceRepr> {
+    ptr: *mut T,
+    len: usize,
+    pending: &'a Pending,
+    _b: PhantomData<&'a mut T>,
+}
+
+impl<T: DeviceRepr> PinnedView<'_, T> {
+    pub fn len(&self) -> usize {
+        self.len
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
+
+impl<T: DeviceRepr> PinnedViewMut<'_, T> {
+    pub fn len(&self) -> usize {
+        self.len
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
+
+impl<T: DeviceRepr> HostSlice<T> for PinnedView<'_, T> {
+    fn host_ptr(&self) -> (*const T, usize, HostMem) {
+        (self.ptr, self.len, HostMem::Pinned)
+    }
+    fn pending(&self) -> Option<&Pending> {
+        Some(self.pending)
+    }
+}
+
+impl<T: DeviceRepr> HostSlice<T> for PinnedViewMut<'_, T> {
+    fn host_ptr(&self) -> (*const T, usize, HostMem) {
+        (self.ptr, self.len, HostMem::Pinned)
+    }
+    fn pending(&self) -> Option<&Pending> {
+        Some(self.pending)
+    }
+}
+impl<T: DeviceRepr> HostSliceMut<T> for PinnedViewMut<'_, T> {
+    fn host_ptr_mut(&mut self) -> *mut T {
+        self.ptr
     }
 }
 

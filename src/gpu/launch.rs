@@ -6,7 +6,9 @@
 
 use super::backend::LaunchRequest;
 use super::error::{GpuError, Result};
+use super::mapped::MappedHostSlice;
 use super::memory::{DevicePtr, DeviceSlice, DeviceView, DeviceViewMut, RawRef};
+use super::strided::{StridedView, StridedViewMut};
 use super::module::Function;
 use super::repr::{DeviceRepr, is_known_c_type};
 use super::stream::{Stream, access};
@@ -56,7 +58,7 @@ pub trait PushKernelArg<'a> {
     fn into_arg(self) -> Arg<'a>;
 }
 
-fn pointer<'a, T: DeviceRepr>(raw: RawRef<'a>, mutable: bool) -> Arg<'a> {
+pub(crate) fn pointer<'a, T: DeviceRepr>(raw: RawRef<'a>, mutable: bool) -> Arg<'a> {
     Arg { bytes: raw.addr.to_le_bytes().to_vec(), kind: ArgKind::Pointer { raw, c_names: T::C_NAMES, rust: T::RUST_NAME, mutable } }
 }
 
@@ -81,6 +83,31 @@ impl<'a, 'b, T: DeviceRepr> PushKernelArg<'a> for &'a DeviceViewMut<'b, T> {
     }
 }
 impl<'a, 'b, T: DeviceRepr> PushKernelArg<'a> for &'a mut DeviceViewMut<'b, T> {
+    fn into_arg(self) -> Arg<'a> {
+        pointer::<T>(self.raw(), true)
+    }
+}
+impl<'a, 'b, T: DeviceRepr> PushKernelArg<'a> for &'a StridedView<'b, T> {
+    fn into_arg(self) -> Arg<'a> {
+        pointer::<T>(self.raw(), false)
+    }
+}
+impl<'a, 'b, T: DeviceRepr> PushKernelArg<'a> for &'a StridedViewMut<'b, T> {
+    fn into_arg(self) -> Arg<'a> {
+        pointer::<T>(self.raw(), true)
+    }
+}
+impl<'a, 'b, T: DeviceRepr> PushKernelArg<'a> for &'a mut StridedViewMut<'b, T> {
+    fn into_arg(self) -> Arg<'a> {
+        pointer::<T>(self.raw(), true)
+    }
+}
+impl<'a, T: DeviceRepr> PushKernelArg<'a> for &'a MappedHostSlice<T> {
+    fn into_arg(self) -> Arg<'a> {
+        pointer::<T>(self.raw(), false)
+    }
+}
+impl<'a, T: DeviceRepr> PushKernelArg<'a> for &'a mut MappedHostSlice<T> {
     fn into_arg(self) -> Arg<'a> {
         pointer::<T>(self.raw(), true)
     }
@@ -125,6 +152,7 @@ impl<'a> LaunchArgs<'a> {
         let mut accesses = Vec::new();
         let mut buffers = Vec::new();
         let mut bytes_touched = 0u64;
+        let mut mapped_bytes = 0u64;
         for (i, a) in self.args.iter().enumerate() {
             if let ArgKind::Pointer { raw, mutable, .. } = &a.kind {
                 if !Arc::ptr_eq(raw.gpu, &gpu.inner) {
@@ -138,6 +166,9 @@ impl<'a> LaunchArgs<'a> {
                 accesses.push(access(raw, write));
                 buffers.push((raw.buffer, write));
                 bytes_touched += raw.bytes as u64;
+                if raw.mapped {
+                    mapped_bytes += raw.bytes as u64;
+                }
             }
         }
         let bytes: Vec<Vec<u8>> = self.args.iter().map(|a| a.bytes.clone()).collect();
@@ -148,6 +179,7 @@ impl<'a> LaunchArgs<'a> {
             shared_mem_bytes: cfg.shared_mem_bytes,
             args: &bytes,
             bytes_touched,
+            mapped_bytes,
         };
         let kind = OpKind::Launch { kernel: name.clone(), grid: request.grid, block: request.block, shared_mem_bytes: cfg.shared_mem_bytes, buffers };
         let stream_id = self.stream.id();

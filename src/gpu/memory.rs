@@ -3,7 +3,9 @@
 //! frees it, in order on the stream that allocated it (`cudaFreeAsync`).
 
 use super::context::GpuInner;
+use super::error::{GpuError, Result};
 use super::repr::DeviceRepr;
+use super::strided::{StridedView, StridedViewMut};
 use std::marker::PhantomData;
 use std::ops::{Bound, RangeBounds};
 use std::sync::Arc;
@@ -22,6 +24,8 @@ pub struct RawRef<'a> {
     /// Byte offset of this view within its allocation.
     pub(crate) offset: usize,
     pub(crate) label: &'a str,
+    /// Mapped pinned host memory: kernels reach it over the bus (PCIe), not from device memory.
+    pub(crate) mapped: bool,
 }
 
 /// Anything that names device memory holding `T`s: a slice or a view of one.
@@ -83,8 +87,7 @@ impl<T: DeviceRepr> DeviceSlice<T> {
         self.try_slice(range).expect("DeviceSlice::slice: range out of bounds")
     }
     pub fn try_slice(&self, range: impl RangeBounds<usize>) -> Option<DeviceView<'_, T>> {
-        let (start, end) = bounds(range, self.len)?;
-        Some(DeviceView { owner: self, start, len: end - start })
+        self.as_view().try_slice(range)
     }
     /// A writable view of `range` (in elements), like `&mut v[range]`.
     pub fn slice_mut(&mut self, range: impl RangeBounds<usize>) -> DeviceViewMut<'_, T> {
@@ -92,13 +95,14 @@ impl<T: DeviceRepr> DeviceSlice<T> {
     }
     pub fn try_slice_mut(&mut self, range: impl RangeBounds<usize>) -> Option<DeviceViewMut<'_, T>> {
         let (start, end) = bounds(range, self.len)?;
-        Some(DeviceViewMut { owner: self, start, len: end - start })
+        let size = std::mem::size_of::<T>();
+        Some(DeviceViewMut::new(self.region(), start * size, end - start))
     }
     pub fn as_view(&self) -> DeviceView<'_, T> {
-        self.slice(..)
+        DeviceView::new(self.region(), 0, self.len)
     }
     pub fn as_view_mut(&mut self) -> DeviceViewMut<'_, T> {
-        self.slice_mut(..)
+        DeviceViewMut::new(self.region(), 0, self.len)
     }
     pub fn split_at(&self, mid: usize) -> (DeviceView<'_, T>, DeviceView<'_, T>) {
         (self.slice(..mid), self.slice(mid..))
@@ -106,30 +110,55 @@ impl<T: DeviceRepr> DeviceSlice<T> {
     /// Two disjoint writable halves, e.g. the two buffers of a double-buffering scheme.
     pub fn split_at_mut(&mut self, mid: usize) -> (DeviceViewMut<'_, T>, DeviceViewMut<'_, T>) {
         assert!(mid <= self.len, "split_at_mut: {mid} is past the end ({})", self.len);
-        let owner: &DeviceSlice<T> = self;
-        (DeviceViewMut { owner, start: 0, len: mid }, DeviceViewMut { owner, start: mid, len: owner.len - mid })
+        let (r, size) = (self.region(), std::mem::size_of::<T>());
+        (DeviceViewMut::new(r, 0, mid), DeviceViewMut::new(r, mid * size, self.len - mid))
     }
     /// Writable views of `chunk` elements each (the last one shorter), for chunked pipelines.
     pub fn chunks_mut(&mut self, chunk: usize) -> Vec<DeviceViewMut<'_, T>> {
         assert!(chunk > 0, "chunks_mut: chunk size must be positive");
-        let owner: &DeviceSlice<T> = self;
-        (0..owner.len).step_by(chunk).map(|s| DeviceViewMut { owner, start: s, len: chunk.min(owner.len - s) }).collect()
+        let (r, size, len) = (self.region(), std::mem::size_of::<T>(), self.len);
+        (0..len).step_by(chunk).map(|s| DeviceViewMut::new(r, s * size, chunk.min(len - s))).collect()
+    }
+
+    /// `len` values of another type `U` starting `byte_offset` bytes into this allocation: the
+    /// same memory seen differently, with no copy (PyTorch's `from_blob`, a C cast of `ptr + off`).
+    /// A byte buffer can hold headers as `i32` and payloads as `f32`, side by side.
+    pub fn view_as<U: DeviceRepr>(&self, byte_offset: usize, len: usize) -> Result<DeviceView<'_, U>> {
+        self.as_view().view_as(byte_offset, len)
+    }
+    /// The writable twin of [`view_as`](Self::view_as).
+    pub fn view_as_mut<U: DeviceRepr>(&mut self, byte_offset: usize, len: usize) -> Result<DeviceViewMut<'_, U>> {
+        self.as_view_mut().into_view_as(byte_offset, len)
+    }
+    /// A `rows × cols` matrix of `U` inside this allocation, its first element `byte_offset`
+    /// bytes in and each row `row_stride` elements after the previous one (`from_blob` with
+    /// shape and strides). See [`StridedView`].
+    pub fn view_2d<U: DeviceRepr>(&self, byte_offset: usize, rows: usize, cols: usize, row_stride: usize) -> Result<StridedView<'_, U>> {
+        self.as_view().view_2d(byte_offset, rows, cols, row_stride)
+    }
+    /// The writable twin of [`view_2d`](Self::view_2d): e.g. a kernel's output written straight
+    /// into the payload slots of a message buffer.
+    pub fn view_2d_mut<U: DeviceRepr>(
+        &mut self,
+        byte_offset: usize,
+        rows: usize,
+        cols: usize,
+        row_stride: usize,
+    ) -> Result<StridedViewMut<'_, U>> {
+        self.as_view_mut().into_view_2d(byte_offset, rows, cols, row_stride)
+    }
+
+    fn region(&self) -> Region<'_> {
+        Region { gpu: &self.gpu, buffer: self.buffer, addr: self.addr, label: &self.label, mapped: false }
     }
 
     fn raw_range(&self, start: usize, len: usize) -> RawRef<'_> {
         let size = std::mem::size_of::<T>();
-        RawRef {
-            gpu: &self.gpu,
-            buffer: self.buffer,
-            addr: self.addr + (start * size) as u64,
-            bytes: len * size,
-            offset: start * size,
-            label: &self.label,
-        }
+        self.region().raw(start * size, len * size)
     }
 }
 
-fn bounds(range: impl RangeBounds<usize>, len: usize) -> Option<(usize, usize)> {
+pub(crate) fn bounds(range: impl RangeBounds<usize>, len: usize) -> Option<(usize, usize)> {
     let start = match range.start_bound() {
         Bound::Included(&s) => s,
         Bound::Excluded(&s) => s + 1,
@@ -155,47 +184,158 @@ impl<T: DeviceRepr> std::fmt::Debug for DeviceSlice<T> {
     }
 }
 
-/// A borrowed, read-only range of a `DeviceSlice`.
+/// The allocation a view lies in: what the API needs to name, check and trace it.
+#[derive(Clone, Copy)]
+pub(crate) struct Region<'a> {
+    pub(crate) gpu: &'a Arc<GpuInner>,
+    pub(crate) buffer: BufferId,
+    /// Device address of the allocation's first byte.
+    pub(crate) addr: u64,
+    pub(crate) label: &'a str,
+    pub(crate) mapped: bool,
+}
+
+impl<'a> Region<'a> {
+    pub(crate) fn raw(&self, offset: usize, bytes: usize) -> RawRef<'a> {
+        RawRef { gpu: self.gpu, buffer: self.buffer, addr: self.addr + offset as u64, bytes, offset, label: self.label, mapped: self.mapped }
+    }
+}
+
+/// A borrowed, read-only range of a `DeviceSlice` (or of any device memory the API tracks).
+#[derive(Clone, Copy)]
 pub struct DeviceView<'a, T: DeviceRepr> {
-    owner: &'a DeviceSlice<T>,
-    start: usize,
+    region: Region<'a>,
+    /// Byte offset of the first element within the allocation.
+    offset: usize,
     len: usize,
+    _t: PhantomData<T>,
 }
 
 /// A borrowed, writable range of a `DeviceSlice`.
 pub struct DeviceViewMut<'a, T: DeviceRepr> {
-    owner: &'a DeviceSlice<T>,
-    start: usize,
+    region: Region<'a>,
+    offset: usize,
     len: usize,
+    _t: PhantomData<T>,
 }
 
 impl<'a, T: DeviceRepr> DeviceView<'a, T> {
+    pub(crate) fn new(region: Region<'a>, offset: usize, len: usize) -> Self {
+        DeviceView { region, offset, len, _t: PhantomData }
+    }
     pub fn len(&self) -> usize {
         self.len
     }
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
+    pub fn num_bytes(&self) -> usize {
+        self.len * std::mem::size_of::<T>()
+    }
+    /// The device address of the first element.
+    pub fn device_ptr(&self) -> u64 {
+        self.region.addr + self.offset as u64
+    }
     pub fn slice(&self, range: impl RangeBounds<usize>) -> DeviceView<'a, T> {
-        let (s, e) = bounds(range, self.len).expect("DeviceView::slice: range out of bounds");
-        DeviceView { owner: self.owner, start: self.start + s, len: e - s }
+        self.try_slice(range).expect("DeviceView::slice: range out of bounds")
+    }
+    pub fn try_slice(&self, range: impl RangeBounds<usize>) -> Option<DeviceView<'a, T>> {
+        let (s, e) = bounds(range, self.len)?;
+        Some(DeviceView::new(self.region, self.offset + s * std::mem::size_of::<T>(), e - s))
+    }
+    /// `len` values of `U` starting `byte_offset` bytes into this view (see
+    /// [`DeviceSlice::view_as`]).
+    pub fn view_as<U: DeviceRepr>(&self, byte_offset: usize, len: usize) -> Result<DeviceView<'a, U>> {
+        let offset = reinterpret::<T, U>(self.region.label, self.offset, self.num_bytes(), byte_offset, len)?;
+        Ok(DeviceView::new(self.region, offset, len))
+    }
+    /// A `rows × cols` matrix of `U` inside this view (see [`DeviceSlice::view_2d`]).
+    pub fn view_2d<U: DeviceRepr>(&self, byte_offset: usize, rows: usize, cols: usize, row_stride: usize) -> Result<StridedView<'a, U>> {
+        let span = strided_span(self.region.label, rows, cols, row_stride)?;
+        Ok(StridedView::new(self.view_as::<U>(byte_offset, span)?, rows, cols, row_stride))
     }
 }
 
-impl<T: DeviceRepr> DeviceViewMut<'_, T> {
+impl<'a, T: DeviceRepr> DeviceViewMut<'a, T> {
+    pub(crate) fn new(region: Region<'a>, offset: usize, len: usize) -> Self {
+        DeviceViewMut { region, offset, len, _t: PhantomData }
+    }
     pub fn len(&self) -> usize {
         self.len
     }
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
+    pub fn num_bytes(&self) -> usize {
+        self.len * std::mem::size_of::<T>()
+    }
+    /// The device address of the first element.
+    pub fn device_ptr(&self) -> u64 {
+        self.region.addr + self.offset as u64
+    }
     pub fn slice_mut(&mut self, range: impl RangeBounds<usize>) -> DeviceViewMut<'_, T> {
         let (s, e) = bounds(range, self.len).expect("DeviceViewMut::slice_mut: range out of bounds");
-        DeviceViewMut { owner: self.owner, start: self.start + s, len: e - s }
+        DeviceViewMut::new(self.region, self.offset + s * std::mem::size_of::<T>(), e - s)
     }
     pub fn as_view(&self) -> DeviceView<'_, T> {
-        DeviceView { owner: self.owner, start: self.start, len: self.len }
+        DeviceView::new(self.region, self.offset, self.len)
     }
+    /// Writable `len` values of `U` starting `byte_offset` bytes into this view.
+    pub fn view_as_mut<U: DeviceRepr>(&mut self, byte_offset: usize, len: usize) -> Result<DeviceViewMut<'_, U>> {
+        let offset = reinterpret::<T, U>(self.region.label, self.offset, self.num_bytes(), byte_offset, len)?;
+        Ok(DeviceViewMut::new(self.region, offset, len))
+    }
+    /// A writable `rows × cols` matrix of `U` inside this view.
+    pub fn view_2d_mut<U: DeviceRepr>(&mut self, byte_offset: usize, rows: usize, cols: usize, row_stride: usize) -> Result<StridedViewMut<'_, U>> {
+        let span = strided_span(self.region.label, rows, cols, row_stride)?;
+        Ok(StridedViewMut::new(self.view_as_mut::<U>(byte_offset, span)?, rows, cols, row_stride))
+    }
+    /// [`view_as_mut`](Self::view_as_mut) that keeps the original borrow's lifetime.
+    pub(crate) fn into_view_as<U: DeviceRepr>(self, byte_offset: usize, len: usize) -> Result<DeviceViewMut<'a, U>> {
+        let offset = reinterpret::<T, U>(self.region.label, self.offset, self.num_bytes(), byte_offset, len)?;
+        Ok(DeviceViewMut::new(self.region, offset, len))
+    }
+    pub(crate) fn into_view_2d<U: DeviceRepr>(self, byte_offset: usize, rows: usize, cols: usize, row_stride: usize) -> Result<StridedViewMut<'a, U>> {
+        let span = strided_span(self.region.label, rows, cols, row_stride)?;
+        Ok(StridedViewMut::new(self.into_view_as::<U>(byte_offset, span)?, rows, cols, row_stride))
+    }
+}
+
+/// Checks a reinterpretation of `bytes` bytes at allocation offset `base` as `len` values of `U`
+/// starting `byte_offset` bytes in; returns the new allocation offset. The rules are the GPU's:
+/// a `U` must sit at a multiple of its alignment (a misaligned load faults), and it must fit.
+fn reinterpret<T: DeviceRepr, U: DeviceRepr>(label: &str, base: usize, bytes: usize, byte_offset: usize, len: usize) -> Result<usize> {
+    let (size, align) = (std::mem::size_of::<U>(), std::mem::align_of::<U>());
+    let offset = base + byte_offset;
+    if offset % align != 0 {
+        return Err(GpuError::Size(format!(
+            "a view of {} must start at a multiple of {align} bytes, but byte {byte_offset} of `{label}`'s view \
+             (byte {offset} of the allocation) is not: a GPU faults on a misaligned {} load",
+            U::RUST_NAME,
+            U::RUST_NAME
+        )));
+    }
+    let need = len.checked_mul(size).and_then(|b| b.checked_add(byte_offset));
+    match need {
+        Some(end) if end <= bytes => Ok(offset),
+        _ => Err(GpuError::Size(format!(
+            "a view of {len} × {} ({} bytes) from byte {byte_offset} does not fit in the {bytes} bytes of `{label}`'s {} view",
+            U::RUST_NAME,
+            len.saturating_mul(size),
+            T::RUST_NAME
+        ))),
+    }
+}
+
+/// Elements a strided `rows × cols` matrix spans from its first element to its last.
+fn strided_span(label: &str, rows: usize, cols: usize, row_stride: usize) -> Result<usize> {
+    if rows > 1 && cols > row_stride {
+        return Err(GpuError::Size(format!(
+            "a {rows} × {cols} view of `{label}` with a row stride of {row_stride} elements would make rows overlap: \
+             the stride must be at least the row length ({cols})"
+        )));
+    }
+    Ok(if rows == 0 || cols == 0 { 0 } else { (rows - 1) * row_stride + cols })
 }
 
 impl<T: DeviceRepr> DevicePtr<T> for DeviceSlice<T> {
@@ -210,7 +350,7 @@ impl<T: DeviceRepr> DevicePtrMut<T> for DeviceSlice<T> {}
 
 impl<T: DeviceRepr> DevicePtr<T> for DeviceView<'_, T> {
     fn raw(&self) -> RawRef<'_> {
-        self.owner.raw_range(self.start, self.len)
+        self.region.raw(self.offset, self.num_bytes())
     }
     fn len(&self) -> usize {
         self.len
@@ -219,7 +359,7 @@ impl<T: DeviceRepr> DevicePtr<T> for DeviceView<'_, T> {
 
 impl<T: DeviceRepr> DevicePtr<T> for DeviceViewMut<'_, T> {
     fn raw(&self) -> RawRef<'_> {
-        self.owner.raw_range(self.start, self.len)
+        self.region.raw(self.offset, self.num_bytes())
     }
     fn len(&self) -> usize {
         self.len

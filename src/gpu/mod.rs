@@ -34,26 +34,30 @@ mod event;
 mod host;
 mod info;
 mod launch;
+mod mapped;
 mod memory;
 mod module;
 mod ordering;
 mod repr;
 mod select;
 mod stream;
+mod strided;
 mod trace;
 
 pub use backend::HostMem;
 pub use context::Gpu;
 pub use error::{GpuError, Result};
 pub use event::Event;
-pub use host::{HostSlice, HostSliceMut, PinnedHostSlice};
+pub use host::{HostSlice, HostSliceMut, PinnedHostSlice, PinnedView, PinnedViewMut};
 pub use info::{BackendKind, DeviceInfo};
 pub use launch::{LaunchArgs, LaunchConfig, PushKernelArg};
+pub use mapped::MappedHostSlice;
 pub use memory::{BufferId, DevicePtr, DevicePtrMut, DeviceSlice, DeviceView, DeviceViewMut};
 pub use module::{Function, KernelSource, Module, Source};
 pub use repr::{DeviceRepr, vector};
 pub use select::{BACKEND_VAR, requested_backend};
 pub use stream::Stream;
+pub use strided::{StridedView, StridedViewMut};
 pub use trace::{CopyDir, OpKind, Trace, TraceOp};
 
 /// Probes for what `gpubook doctor` reports, without creating a device.

@@ -172,6 +172,32 @@ impl Ordering {
     pub fn forget_event(&mut self, event: EventId) {
         self.events.remove(&event);
     }
+
+    /// Device work on `buffer` that the host is not yet ordered after and that conflicts with a
+    /// host read (`write` false) or write of it: what the host must wait for before touching
+    /// mapped host memory.
+    pub fn host_unordered(&self, buffer: BufferId, write: bool) -> Vec<Unordered> {
+        let touches = self.touches.get(&buffer).into_iter().flatten();
+        touches
+            .filter(|t| (t.write || write) && self.host.get(t.stream) < t.seq)
+            .map(|t| Unordered { stream: t.stream, seq: t.seq, event: t.event, what: t.what.clone(), write: t.write })
+            .collect()
+    }
+
+    /// The host waited for operation `seq` of `stream` (and so for all before it there).
+    pub fn host_reached(&mut self, stream: StreamId, seq: u64) {
+        self.host.raise(stream, seq);
+    }
+}
+
+/// A device operation the host has not waited for (see [`Ordering::host_unordered`]).
+#[derive(Debug, Clone)]
+pub(crate) struct Unordered {
+    pub stream: StreamId,
+    pub seq: u64,
+    pub event: EventId,
+    pub what: String,
+    pub write: bool,
 }
 
 fn hazard_message(a: &Access, t: &Touch, what: &str, stream: StreamId) -> String {

@@ -54,7 +54,10 @@ impl Stream {
             Ok(())
         })?;
         let mut slice = DeviceSlice { gpu: inner.clone(), buffer, addr, len, stream: self.id, label, _t: PhantomData };
-        if inner.poison.load(std::sync::atomic::Ordering::SeqCst) && bytes > 0 {
+        // The emulator poisons every allocation itself and tracks which bytes were never
+        // written; a memset here would count as writing them.
+        let emulated = inner.backend.info().backend == super::BackendKind::Emulator;
+        if inner.poison.load(std::sync::atomic::Ordering::SeqCst) && bytes > 0 && !emulated {
             self.memset_bytes(&mut slice, 0xFF)?;
         }
         Ok(slice)
@@ -83,11 +86,11 @@ impl Stream {
         let bytes = d.bytes;
         let kind = OpKind::Copy { dir: CopyDir::HostToDevice, bytes, pinned: host_mem_pinned(mem), src: None, dst: Some(d.buffer) };
         let access = [access(&d, true)];
-        let end = self.gpu.inner.run_op(self.id, kind, "memcpy_htod", &access, |b| unsafe {
+        self.gpu.inner.run_op(self.id, kind, "memcpy_htod", &access, |b| unsafe {
             b.copy_htod(self.id, d.addr, ptr as *const u8, bytes, mem)
         })?;
         if let Some(p) = src.pending() {
-            p.set(end);
+            p.track(&self.gpu.inner, self.id)?;
         }
         Ok(())
     }
@@ -102,12 +105,9 @@ impl Stream {
         let bytes = s.bytes;
         let kind = OpKind::Copy { dir: CopyDir::DeviceToHost, bytes, pinned: host_mem_pinned(mem), src: Some(s.buffer), dst: None };
         let access = [access(&s, false)];
-        let end = self.gpu.inner.run_op(self.id, kind, "memcpy_dtoh", &access, |b| unsafe { b.copy_dtoh(self.id, ptr, s.addr, bytes, mem) })?;
+        self.gpu.inner.run_op(self.id, kind, "memcpy_dtoh", &access, |b| unsafe { b.copy_dtoh(self.id, ptr, s.addr, bytes, mem) })?;
         match dst.pending() {
-            Some(p) => {
-                p.set(end);
-                Ok(())
-            }
+            Some(p) => p.track(&self.gpu.inner, self.id),
             None if mem == HostMem::Pageable => self.host_wait(),
             None => Ok(()),
         }

@@ -6,8 +6,8 @@ use super::inputs::{Rng, seed};
 use super::progress::{Progress, Status};
 use super::report::{Failure, Report};
 use crate::gpu::Gpu;
-use std::cell::Cell;
-use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::cell::{Cell, RefCell};
+use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 use std::sync::Once;
 
 /// What a grader works with.
@@ -36,6 +36,24 @@ thread_local! {
     /// Set while learner code runs: its panic messages become part of the report instead.
     static QUIET: Cell<bool> = const { Cell::new(false) };
     static LOCATION: Cell<Option<String>> = const { Cell::new(None) };
+    /// Set by `report_of`: `grade` leaves its report here instead of printing it, and leaves the
+    /// progress record alone (a grader tried on a wrong answer is not the learner's attempt).
+    static CAPTURED: RefCell<Option<Option<String>>> = const { RefCell::new(None) };
+}
+
+/// Runs `grader` (a grader called on some answer) and returns the report it would print, or
+/// `None` when the answer passes. Nothing is printed and the progress record is not touched: this
+/// is for testing graders against wrong answers. Any other panic (no device, a grader's own bug)
+/// goes on unwinding.
+pub fn report_of(grader: impl FnOnce()) -> Option<String> {
+    CAPTURED.with(|c| *c.borrow_mut() = Some(None));
+    let outcome = catch_unwind(AssertUnwindSafe(grader));
+    let report = CAPTURED.with(|c| c.borrow_mut().take()).flatten();
+    match (outcome, report) {
+        (Ok(()), _) => None,
+        (Err(_), Some(report)) => Some(report),
+        (Err(payload), None) => resume_unwind(payload),
+    }
 }
 
 fn install_panic_hook() {
@@ -85,16 +103,24 @@ pub fn grade(id: &str, body: impl FnOnce(&mut Ctx) -> Result<(), Failure>) {
     let mut ctx = Ctx { gpu, rng: Rng::new(seed), seed, id: id.to_string() };
     let result = body(&mut ctx);
     let status = if result.is_ok() { Status::Passed } else { Status::Failing };
-    let _ = Progress::update(&root, id, |e| {
-        e.attempts += 1;
-        if e.status != Status::Passed || status == Status::Passed {
-            e.status = status;
-        }
-    });
+    let capturing = CAPTURED.with(|c| c.borrow().is_some());
+    if !capturing {
+        let _ = Progress::update(&root, id, |e| {
+            e.attempts += 1;
+            if e.status != Status::Passed || status == Status::Passed {
+                e.status = status;
+            }
+        });
+    }
     if let Err(failure) = result {
-        // The report goes to stdout, which libtest shows under the failing test; unwinding
-        // without the panic hook keeps "thread panicked at" lines and backtraces out of it.
-        println!("{}", Report { id, failure: &failure, seed, backend });
-        std::panic::resume_unwind(Box::new(format!("{id} is not solved yet")));
+        let report = Report { id, failure: &failure, seed, backend }.to_string();
+        if capturing {
+            CAPTURED.with(|c| *c.borrow_mut() = Some(Some(report)));
+        } else {
+            // The report goes to stdout, which libtest shows under the failing test; unwinding
+            // without the panic hook keeps "thread panicked at" lines and backtraces out of it.
+            println!("{report}");
+        }
+        resume_unwind(Box::new(format!("{id} is not solved yet")));
     }
 }

@@ -49,7 +49,10 @@ impl BufferInfo {
                 self.addr
             )
         } else {
-            format!("`{}` ({} bytes at {:#x})", self.label, self.bytes, self.addr)
+            format!(
+                "`{}` ({} bytes at {:#x})",
+                self.label, self.bytes, self.addr
+            )
         }
     }
 }
@@ -59,6 +62,11 @@ impl BufferInfo {
 pub(crate) enum Notice {
     Alloc(BufferInfo),
     Free(u64),
+    /// These bytes hold no data yet (a fresh buffer, only poisoned): reading them in check mode
+    /// is an `uninitialized_read`.
+    Unwritten(u64, usize),
+    /// The host filled these bytes (a copy in, a memset, a device-to-device copy).
+    Wrote(u64, usize),
 }
 
 const ALIGN: u64 = 256;
@@ -98,14 +106,20 @@ impl Arena {
         // SAFETY: a valid NUL-terminated name; the returned fd is owned below.
         let raw = unsafe { libc::memfd_create(c"gpubook-emu-arena".as_ptr(), libc::MFD_CLOEXEC) };
         if raw < 0 {
-            return Err(EmuError::io("creating the emulator's device memory (memfd_create)", last_os_error()));
+            return Err(EmuError::io(
+                "creating the emulator's device memory (memfd_create)",
+                last_os_error(),
+            ));
         }
         // SAFETY: raw is a fresh fd that nothing else owns.
         let fd = unsafe { OwnedFd::from_raw_fd(raw) };
         // SAFETY: fd is valid; ftruncate on a memfd only sets its size (no pages are allocated).
         if unsafe { libc::ftruncate(fd.as_raw_fd(), bytes as libc::off_t) } != 0 {
             return Err(EmuError::io(
-                format!("sizing the emulator's device memory to {} GiB (ftruncate)", bytes >> 30),
+                format!(
+                    "sizing the emulator's device memory to {} GiB (ftruncate)",
+                    bytes >> 30
+                ),
                 last_os_error(),
             ));
         }
@@ -159,11 +173,24 @@ impl Arena {
         }
         let end = cursor + need;
         let addr = end - rounded;
-        let info = BufferInfo { addr, bytes, elem_size: elem_size.max(1), label: clean_label(label) };
+        let info = BufferInfo {
+            addr,
+            bytes,
+            elem_size: elem_size.max(1),
+            label: clean_label(label),
+        };
         // SAFETY: [addr, end) lies inside our mapping and belongs to no other buffer.
         unsafe { std::ptr::write_bytes(addr as *mut u8, 0xFF, rounded as usize) };
         self.pending.push(Notice::Alloc(info.clone()));
-        self.slots.insert(addr, Slot { info, start: cursor, end });
+        self.pending.push(Notice::Unwritten(addr, bytes));
+        self.slots.insert(
+            addr,
+            Slot {
+                info,
+                start: cursor,
+                end,
+            },
+        );
         Ok(addr)
     }
 
@@ -219,9 +246,12 @@ impl Arena {
             return Ok(()); // an empty copy touches nothing, wherever it points
         }
         let Some(b) = self.buffer_at(addr) else {
-            return Err(EmuError::Memory(format!("{what} at {addr:#x}: {}", self.explain_stray(addr))));
+            return Err(EmuError::Memory(format!(
+                "{what} at {addr:#x}: {}",
+                self.explain_stray(addr)
+            )));
         };
-        let end = addr.checked_add(len as u64).unwrap_or(u64::MAX);
+        let end = addr.saturating_add(len as u64);
         if end > b.end() {
             let offset = addr - b.addr;
             return Err(EmuError::Memory(format!(
@@ -236,20 +266,32 @@ impl Arena {
 
     /// Why `addr` is not inside a buffer, naming the nearest one.
     fn explain_stray(&self, addr: u64) -> String {
-        if let Some(b) = self.freed.iter().rev().find(|b| addr >= b.addr && addr < b.end()) {
-            if self.buffer_at(addr).is_none() {
-                return format!("buffer {} was freed", b.describe());
-            }
+        if let Some(b) = self
+            .freed
+            .iter()
+            .rev()
+            .find(|b| addr >= b.addr && addr < b.end())
+            && self.buffer_at(addr).is_none()
+        {
+            return format!("buffer {} was freed", b.describe());
         }
-        if let Some((_, s)) = self.slots.range(..=addr).next_back() {
-            if addr < s.end + self.guard {
-                return format!("{} bytes past the end of buffer {}", addr - s.info.end(), s.info.describe());
-            }
+        if let Some((_, s)) = self.slots.range(..=addr).next_back()
+            && addr < s.end + self.guard
+        {
+            return format!(
+                "{} bytes past the end of buffer {}",
+                addr - s.info.end(),
+                s.info.describe()
+            );
         }
-        if let Some((_, s)) = self.slots.range(addr..).next() {
-            if s.info.addr - addr <= self.guard {
-                return format!("{} bytes before buffer {}", s.info.addr - addr, s.info.describe());
-            }
+        if let Some((_, s)) = self.slots.range(addr..).next()
+            && s.info.addr - addr <= self.guard
+        {
+            return format!(
+                "{} bytes before buffer {}",
+                s.info.addr - addr,
+                s.info.describe()
+            );
         }
         if addr < self.base || addr >= self.base + self.bytes {
             "not a device address (a host pointer, or an uninitialized one?)".into()
@@ -259,35 +301,62 @@ impl Arena {
     }
 
     /// Host -> device. The range must lie inside a live buffer.
-    pub fn write(&self, dst: u64, src: &[u8]) -> Result<(), EmuError> {
-        self.check_range(dst, src.len(), &format!("host-to-device copy of {} bytes", src.len()))?;
+    pub fn write(&mut self, dst: u64, src: &[u8]) -> Result<(), EmuError> {
+        self.check_range(
+            dst,
+            src.len(),
+            &format!("host-to-device copy of {} bytes", src.len()),
+        )?;
         // SAFETY: checked to lie inside a live buffer of our mapping; src is a distinct host slice.
         unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), dst as *mut u8, src.len()) };
+        self.wrote(dst, src.len());
         Ok(())
     }
 
     /// Device -> host.
     pub fn read(&self, src: u64, dst: &mut [u8]) -> Result<(), EmuError> {
-        self.check_range(src, dst.len(), &format!("device-to-host copy of {} bytes", dst.len()))?;
+        self.check_range(
+            src,
+            dst.len(),
+            &format!("device-to-host copy of {} bytes", dst.len()),
+        )?;
         // SAFETY: as in `write`.
         unsafe { std::ptr::copy_nonoverlapping(src as *const u8, dst.as_mut_ptr(), dst.len()) };
         Ok(())
     }
 
     /// Device -> device; the ranges may overlap (memmove).
-    pub fn copy(&self, dst: u64, src: u64, bytes: usize) -> Result<(), EmuError> {
-        self.check_range(src, bytes, &format!("device-to-device copy of {bytes} bytes, reading"))?;
-        self.check_range(dst, bytes, &format!("device-to-device copy of {bytes} bytes, writing"))?;
+    pub fn copy(&mut self, dst: u64, src: u64, bytes: usize) -> Result<(), EmuError> {
+        self.check_range(
+            src,
+            bytes,
+            &format!("device-to-device copy of {bytes} bytes, reading"),
+        )?;
+        self.check_range(
+            dst,
+            bytes,
+            &format!("device-to-device copy of {bytes} bytes, writing"),
+        )?;
         // SAFETY: both ranges checked; `copy` tolerates overlap.
         unsafe { std::ptr::copy(src as *const u8, dst as *mut u8, bytes) };
+        self.wrote(dst, bytes);
         Ok(())
     }
 
-    pub fn fill(&self, dst: u64, byte: u8, bytes: usize) -> Result<(), EmuError> {
+    pub fn fill(&mut self, dst: u64, byte: u8, bytes: usize) -> Result<(), EmuError> {
         self.check_range(dst, bytes, &format!("memset of {bytes} bytes"))?;
         // SAFETY: checked.
         unsafe { std::ptr::write_bytes(dst as *mut u8, byte, bytes) };
+        self.wrote(dst, bytes);
         Ok(())
+    }
+
+    /// Remembers host writes for the worker's never-written tracking; consecutive writes to
+    /// one range (a loop of chunked copies) stay one notice each, which is cheap to send.
+    fn wrote(&mut self, dst: u64, bytes: usize) {
+        if bytes > 0 {
+            self.pending.push(Notice::Wrote(dst, bytes));
+        }
     }
 
     /// Notices since the last call, in order.
@@ -323,7 +392,14 @@ fn map_shared(fd: &OwnedFd, bytes: u64, index: usize) -> Result<u64, EmuError> {
         }
         // SAFETY: a fresh mapping of our own fd; FIXED_NOREPLACE never replaces an existing one.
         let p = unsafe {
-            libc::mmap(hint as *mut _, bytes as usize, prot, flags | libc::MAP_FIXED_NOREPLACE, fd.as_raw_fd(), 0)
+            libc::mmap(
+                hint as *mut _,
+                bytes as usize,
+                prot,
+                flags | libc::MAP_FIXED_NOREPLACE,
+                fd.as_raw_fd(),
+                0,
+            )
         };
         if p == hint as *mut libc::c_void {
             return Ok(hint);
@@ -335,10 +411,22 @@ fn map_shared(fd: &OwnedFd, bytes: u64, index: usize) -> Result<u64, EmuError> {
         }
     }
     // SAFETY: as above, the kernel picks the address.
-    let p = unsafe { libc::mmap(std::ptr::null_mut(), bytes as usize, prot, flags, fd.as_raw_fd(), 0) };
+    let p = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            bytes as usize,
+            prot,
+            flags,
+            fd.as_raw_fd(),
+            0,
+        )
+    };
     if p == libc::MAP_FAILED {
         return Err(EmuError::io(
-            format!("mapping {} GiB of emulated device memory (mmap)", bytes >> 30),
+            format!(
+                "mapping {} GiB of emulated device memory (mmap)",
+                bytes >> 30
+            ),
             last_os_error(),
         ));
     }
@@ -347,9 +435,16 @@ fn map_shared(fd: &OwnedFd, bytes: u64, index: usize) -> Result<u64, EmuError> {
 
 /// Labels travel on one protocol line: no control characters.
 fn clean_label(label: &str) -> String {
-    let l: String = label.chars().map(|c| if c.is_control() { ' ' } else { c }).collect();
+    let l: String = label
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
     let l = l.trim();
-    if l.is_empty() { "buffer".into() } else { l.to_string() }
+    if l.is_empty() {
+        "buffer".into()
+    } else {
+        l.to_string()
+    }
 }
 
 fn last_os_error() -> std::io::Error {
@@ -375,7 +470,10 @@ mod tests {
         assert!(back.iter().all(|&b| b == 0xFF));
         let f = f32::from_le_bytes(back[..4].try_into().unwrap());
         assert!(f.is_nan());
-        assert_eq!(a.take_notices(), vec![Notice::Alloc(a.buffer_at(x).unwrap())]);
+        assert_eq!(
+            a.take_notices(),
+            vec![Notice::Alloc(a.buffer_at(x).unwrap())]
+        );
     }
 
     #[test]
@@ -383,7 +481,8 @@ mod tests {
         let mut a = arena();
         let x = a.alloc(16, 4, "x").unwrap();
         let y = a.alloc(16, 4, "y").unwrap();
-        a.write(x, &[1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16]).unwrap();
+        a.write(x, &[1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16])
+            .unwrap();
         a.copy(y, x + 4, 8).unwrap();
         a.fill(y + 8, 7, 8).unwrap();
         let mut out = [0u8; 16];
@@ -420,7 +519,10 @@ mod tests {
         let mut a = arena();
         let x = a.alloc(4096, 4, "c").unwrap();
         let e = a.write(x, &[0u8; 4100]).unwrap_err().to_string();
-        assert!(e.contains("runs 4 bytes past its end") && e.contains("`c` (1024 elements of 4 bytes"), "{e}");
+        assert!(
+            e.contains("runs 4 bytes past its end") && e.contains("`c` (1024 elements of 4 bytes"),
+            "{e}"
+        );
         let e = a.write(x + 4096 + 8, &[0u8; 4]).unwrap_err().to_string();
         assert!(e.contains("8 bytes past the end of buffer `c`"), "{e}");
         let e = a.write(16, &[0u8; 4]).unwrap_err().to_string();

@@ -33,4 +33,4 @@ pub use arena::BufferInfo;
 pub use config::{EmuConfig, Mode};
 pub use device::{EmuDevice, EmuInfo, EmuModule, KernelSource, LaunchSpec, LaunchStats};
 pub use error::{DiagClass, Diagnostic, EmuError};
-pub use signature::{parse_kernels, KernelSignature, Param};
+pub use signature::{KernelSignature, Param, parse_kernels};

@@ -9,7 +9,7 @@
 
 use std::fmt;
 
-use crate::lex::{tokenize, Kind, Token};
+use crate::lex::{Kind, Token, tokenize};
 
 /// One `__global__` function found in a source file.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -66,7 +66,10 @@ impl fmt::Display for Param {
 /// Every `__global__` function *defined* in `source` (prototypes without a body are skipped, so
 /// a kernel declared first and defined later appears once), in source order.
 pub fn parse_kernels(source: &str) -> Vec<KernelSignature> {
-    parse_kernels_linkage(source).into_iter().map(|(k, _)| k).collect()
+    parse_kernels_linkage(source)
+        .into_iter()
+        .map(|(k, _)| k)
+        .collect()
 }
 
 /// Like `parse_kernels`, with whether each kernel has C linkage (`extern "C"`, alone or as an
@@ -74,7 +77,10 @@ pub fn parse_kernels(source: &str) -> Vec<KernelSignature> {
 /// the emulator.
 pub(crate) fn parse_kernels_linkage(source: &str) -> Vec<(KernelSignature, bool)> {
     // Directives are never part of a signature; string tokens stay, for `extern "C"`.
-    let tokens: Vec<Token> = tokenize(source).into_iter().filter(|t| t.kind != Kind::Directive).collect();
+    let tokens: Vec<Token> = tokenize(source)
+        .into_iter()
+        .filter(|t| t.kind != Kind::Directive)
+        .collect();
     let mut kernels: Vec<(KernelSignature, bool)> = Vec::new();
     // One entry per open `{`: whether it opened an `extern "C" { ... }` block.
     let mut braces: Vec<bool> = Vec::new();
@@ -85,15 +91,15 @@ pub(crate) fn parse_kernels_linkage(source: &str) -> Vec<(KernelSignature, bool)
             braces.push(i >= 2 && is_extern_c(&tokens[i - 2..i]));
         } else if t.is_punct('}') {
             braces.pop();
-        } else if t.is_ident("__global__") {
-            if let Some((sig, next)) = parse_definition(&tokens, i + 1) {
-                let c_linkage = braces.contains(&true) || (i >= 2 && is_extern_c(&tokens[i - 2..i]));
-                if !kernels.iter().any(|(k, _)| k.name == sig.name) {
-                    kernels.push((sig, c_linkage));
-                }
-                i = next;
-                continue;
+        } else if t.is_ident("__global__")
+            && let Some((sig, next)) = parse_definition(&tokens, i + 1)
+        {
+            let c_linkage = braces.contains(&true) || (i >= 2 && is_extern_c(&tokens[i - 2..i]));
+            if !kernels.iter().any(|(k, _)| k.name == sig.name) {
+                kernels.push((sig, c_linkage));
             }
+            i = next;
+            continue;
         }
         i += 1;
     }
@@ -135,7 +141,14 @@ fn parse_definition(tokens: &[Token], start: usize) -> Option<(KernelSignature, 
         return None;
     }
     let params = split_params(&tokens[i + 1..close - 1]);
-    Some((KernelSignature { name: name.text.to_string(), line: name.line, params }, close))
+    Some((
+        KernelSignature {
+            name: name.text.to_string(),
+            line: name.line,
+            params,
+        },
+        close,
+    ))
 }
 
 /// Given the index of an opening `(`, returns the index just after its matching `)`.
@@ -182,33 +195,57 @@ fn split_params(tokens: &[Token]) -> Vec<Param> {
     params
 }
 
-const QUALIFIERS: &[&str] =
-    &["const", "volatile", "__restrict__", "__restrict", "restrict", "struct", "register"];
+const QUALIFIERS: &[&str] = &[
+    "const",
+    "volatile",
+    "__restrict__",
+    "__restrict",
+    "restrict",
+    "struct",
+    "register",
+];
 
 /// Words that build a builtin type: a trailing one is part of the type, not a parameter name.
-const TYPE_WORDS: &[&str] =
-    &["void", "bool", "char", "short", "int", "long", "float", "double", "signed", "unsigned"];
+const TYPE_WORDS: &[&str] = &[
+    "void", "bool", "char", "short", "int", "long", "float", "double", "signed", "unsigned",
+];
 
 /// One parameter from its tokens, e.g. `const float * __restrict__ a` or `int n = 0`.
 fn parse_param(tokens: &[&Token]) -> Option<Param> {
     // A default value (`= 0`) is not part of the type.
-    let end = tokens.iter().position(|t| t.is_punct('=')).unwrap_or(tokens.len());
+    let end = tokens
+        .iter()
+        .position(|t| t.is_punct('='))
+        .unwrap_or(tokens.len());
     let tokens = &tokens[..end];
     if tokens.is_empty() || (tokens.len() == 1 && tokens[0].is_ident("void")) {
         return None; // `()` or `(void)`
     }
     // The name is the last identifier that is neither a qualifier nor a builtin type word, and
     // that is preceded by some type. An array suffix `[N]` may follow it.
-    let name_at = tokens.iter().rposition(|t| t.kind == Kind::Ident).filter(|&p| {
-        let w = tokens[p].text;
-        let has_type_before =
-            tokens[..p].iter().any(|t| t.kind == Kind::Ident && !QUALIFIERS.contains(&t.text));
-        let only_array_after = tokens[p + 1..].iter().all(|t| !matches!(t.kind, Kind::Ident));
-        has_type_before && only_array_after && !QUALIFIERS.contains(&w) && !TYPE_WORDS.contains(&w)
-    });
+    let name_at = tokens
+        .iter()
+        .rposition(|t| t.kind == Kind::Ident)
+        .filter(|&p| {
+            let w = tokens[p].text;
+            let has_type_before = tokens[..p]
+                .iter()
+                .any(|t| t.kind == Kind::Ident && !QUALIFIERS.contains(&t.text));
+            let only_array_after = tokens[p + 1..]
+                .iter()
+                .all(|t| !matches!(t.kind, Kind::Ident));
+            has_type_before
+                && only_array_after
+                && !QUALIFIERS.contains(&w)
+                && !TYPE_WORDS.contains(&w)
+        });
     let array = tokens.iter().any(|t| t.is_punct('['));
-    let type_tokens: Vec<&Token> =
-        tokens.iter().enumerate().filter(|(k, _)| Some(*k) != name_at).map(|(_, t)| *t).collect();
+    let type_tokens: Vec<&Token> = tokens
+        .iter()
+        .enumerate()
+        .filter(|(k, _)| Some(*k) != name_at)
+        .map(|(_, t)| *t)
+        .collect();
 
     let first_star = type_tokens.iter().position(|t| t.is_punct('*'));
     let pointer = first_star.is_some() || array;
@@ -222,7 +259,9 @@ fn parse_param(tokens: &[&Token]) -> Option<Param> {
         .collect();
 
     Some(Param {
-        name: name_at.map(|p| tokens[p].text.to_string()).unwrap_or_default(),
+        name: name_at
+            .map(|p| tokens[p].text.to_string())
+            .unwrap_or_default(),
         ty: join_tokens(&type_tokens),
         pointer,
         base: normalize_base(&base_words, value_part),
@@ -233,7 +272,10 @@ fn parse_param(tokens: &[&Token]) -> Option<Param> {
 /// `unsigned` → `unsigned int`, `signed char` stays, `signed int` → `int`, `long int` → `long`.
 /// Template arguments (`Vec<float, 4>`) are kept as written.
 fn normalize_base(words: &[&str], value_part: &[&Token]) -> String {
-    if value_part.iter().any(|t| t.is_punct('<') || t.is_punct(':')) {
+    if value_part
+        .iter()
+        .any(|t| t.is_punct('<') || t.is_punct(':'))
+    {
         // A qualified or template type: keep its spelling minus qualifiers.
         let kept: Vec<&Token> = value_part
             .iter()
@@ -251,7 +293,11 @@ fn normalize_base(words: &[&str], value_part: &[&Token]) -> String {
     let sign = if has("unsigned") { "unsigned " } else { "" };
     let core = if has("char") {
         // `char`, `signed char` and `unsigned char` are three distinct types.
-        return if has("signed") { "signed char".into() } else { format!("{sign}char") };
+        return if has("signed") {
+            "signed char".into()
+        } else {
+            format!("{sign}char")
+        };
     } else if has("short") {
         "short"
     } else if longs >= 2 {
@@ -279,7 +325,10 @@ fn normalize_base(words: &[&str], value_part: &[&Token]) -> String {
 fn join_tokens(tokens: &[&Token]) -> String {
     let mut out = String::new();
     for t in tokens {
-        let glue_left = matches!(t.kind, Kind::Punct('*' | '&' | '[' | ']' | ',' | '>' | ':' | '<'));
+        let glue_left = matches!(
+            t.kind,
+            Kind::Punct('*' | '&' | '[' | ']' | ',' | '>' | ':' | '<')
+        );
         let prev_glues_right = out.ends_with(['[', '<', ':']);
         if !out.is_empty() && !glue_left && !prev_glues_right {
             out.push(' ');
@@ -305,25 +354,33 @@ mod tests {
 
     #[test]
     fn vector_add() {
-        let k = one(
-            "// c = a + b\n\
+        let k = one("// c = a + b\n\
              extern \"C\" __global__ void vector_add(const float* a, const float* b, float* c, int n) {\n\
-             }\n",
-        );
+             }\n");
         assert_eq!(k.name, "vector_add");
         assert_eq!(k.line, 2);
         let p = &k.params;
         assert_eq!(p.len(), 4);
-        assert_eq!((p[0].name.as_str(), p[0].ty.as_str(), p[0].pointer), ("a", "const float*", true));
+        assert_eq!(
+            (p[0].name.as_str(), p[0].ty.as_str(), p[0].pointer),
+            ("a", "const float*", true)
+        );
         assert_eq!((p[0].base.as_str(), p[0].is_const), ("float", true));
         assert_eq!((p[2].name.as_str(), p[2].is_const), ("c", false));
-        assert_eq!((p[3].name.as_str(), p[3].ty.as_str(), p[3].pointer), ("n", "int", false));
-        assert_eq!(k.to_string(), "vector_add(const float* a, const float* b, float* c, int n)");
+        assert_eq!(
+            (p[3].name.as_str(), p[3].ty.as_str(), p[3].pointer),
+            ("n", "int", false)
+        );
+        assert_eq!(
+            k.to_string(),
+            "vector_add(const float* a, const float* b, float* c, int n)"
+        );
     }
 
     #[test]
     fn restrict_and_spacing() {
-        let k = one("extern \"C\" __global__ void k(const float *__restrict__ in, float4 * out) {}");
+        let k =
+            one("extern \"C\" __global__ void k(const float *__restrict__ in, float4 * out) {}");
         assert_eq!(k.params[0].ty, "const float* __restrict__");
         assert_eq!(k.params[0].name, "in");
         assert_eq!(k.params[0].base, "float");
@@ -366,9 +423,15 @@ mod tests {
     #[test]
     fn arrays_unnamed_void_and_defaults() {
         let k = one("__global__ void k(float a[], int, float x = 1.0f) {}");
-        assert_eq!((k.params[0].name.as_str(), k.params[0].pointer), ("a", true));
+        assert_eq!(
+            (k.params[0].name.as_str(), k.params[0].pointer),
+            ("a", true)
+        );
         assert_eq!(k.params[0].ty, "float[]");
-        assert_eq!((k.params[1].name.as_str(), k.params[1].base.as_str()), ("", "int"));
+        assert_eq!(
+            (k.params[1].name.as_str(), k.params[1].base.as_str()),
+            ("", "int")
+        );
         assert_eq!(k.params[2].name, "x");
         assert!(one("__global__ void k(void) {}").params.is_empty());
         assert!(one("__global__ void k() {}").params.is_empty());
@@ -420,8 +483,10 @@ later(float* x, int n)
                    __global__ void b() {}\n\
                    extern \"C\" {\n __global__ void c(int* p) { if (p) { p[0] = 1; } }\n}\n\
                    __global__ void d() {}\n";
-        let k: Vec<(String, bool)> =
-            parse_kernels_linkage(src).into_iter().map(|(k, c)| (k.name, c)).collect();
+        let k: Vec<(String, bool)> = parse_kernels_linkage(src)
+            .into_iter()
+            .map(|(k, c)| (k.name, c))
+            .collect();
         let expect = [("a", true), ("b", false), ("c", true), ("d", false)];
         assert_eq!(k, expect.map(|(n, c)| (n.to_string(), c)));
     }

@@ -16,7 +16,15 @@ pub(crate) struct Location {
 
 /// The first position outside `runtime_dir` among `pcs` (tried in order: the faulting pc, then
 /// its callers). None when addr2line is missing or knows nothing.
-pub(crate) fn locate(so: &Path, pcs: &[u64], runtime_dir: &Path) -> Option<Location> {
+///
+/// `source` is the module's path as the learner gave it: DWARF joins a relative path with the
+/// compiler's working directory, and we give back the learner's spelling.
+pub(crate) fn locate(
+    so: &Path,
+    pcs: &[u64],
+    runtime_dir: &Path,
+    source: &Path,
+) -> Option<Location> {
     if pcs.is_empty() {
         return None;
     }
@@ -28,7 +36,14 @@ pub(crate) fn locate(so: &Path, pcs: &[u64], runtime_dir: &Path) -> Option<Locat
         .output()
         .ok()?;
     let text = String::from_utf8_lossy(&out.stdout);
-    parse(&text).into_iter().flatten().find(|l| !l.file.starts_with(runtime_dir))
+    let mut loc = parse(&text)
+        .into_iter()
+        .flatten()
+        .find(|l| !l.file.starts_with(runtime_dir))?;
+    if source.is_relative() && loc.file.is_absolute() && loc.file.ends_with(source) {
+        loc.file = source.to_path_buf();
+    }
+    Some(loc)
 }
 
 /// addr2line `-a -f -i` output: per address an `0x...` line, then (function, file:line) pairs,
@@ -45,13 +60,21 @@ fn parse(text: &str) -> Vec<Vec<Location>> {
         let Some(pos) = lines.next() else { break };
         // "file:line" or "file:line (discriminator 2)"; "??:0" or "??:?" when unknown.
         let pos = pos.split(" (discriminator").next().unwrap_or(pos);
-        let Some((file, num)) = pos.rsplit_once(':') else { continue };
-        let (Ok(line), false) = (num.trim().parse::<u32>(), file == "??") else { continue };
+        let Some((file, num)) = pos.rsplit_once(':') else {
+            continue;
+        };
+        let (Ok(line), false) = (num.trim().parse::<u32>(), file == "??") else {
+            continue;
+        };
         if line == 0 {
             continue;
         }
         if let Some(frames) = out.last_mut() {
-            frames.push(Location { file: file.into(), line, function });
+            frames.push(Location {
+                file: file.into(),
+                line,
+                function,
+            });
         }
     }
     out
@@ -71,15 +94,30 @@ mod tests {
         assert_eq!(frames.len(), 2);
         assert_eq!(frames[0].len(), 2);
         assert!(frames[1].is_empty());
-        let first_outside = frames.into_iter().flatten().find(|l| !l.file.starts_with("/cache/emu-runtime-1"));
+        let first_outside = frames
+            .into_iter()
+            .flatten()
+            .find(|l| !l.file.starts_with("/cache/emu-runtime-1"));
         assert_eq!(
             first_outside,
-            Some(Location { file: "kernels/ch05/hist.cu".into(), line: 9, function: "histogram".into() })
+            Some(Location {
+                file: "kernels/ch05/hist.cu".into(),
+                line: 9,
+                function: "histogram".into()
+            })
         );
     }
 
     #[test]
     fn a_missing_file_is_just_unknown() {
-        assert_eq!(locate(Path::new("/nonexistent.so"), &[0x10], Path::new("/r")), None);
+        assert_eq!(
+            locate(
+                Path::new("/nonexistent.so"),
+                &[0x10],
+                Path::new("/r"),
+                Path::new("k.cu")
+            ),
+            None
+        );
     }
 }

@@ -47,4 +47,5 @@ pub use layout::Layout;
 pub use op::{Op, OpKind, Part, Slot, StageRef, Task};
 pub use report::{Comparison, PipelineArgs, compare, comparison_table, run_report};
 pub use schedule::{Schedule, ScheduleKind};
+pub use schedules::ProgramBuilder;
 pub use sim::{SimResult, Span, simulate};

@@ -71,7 +71,7 @@ extern __thread const gpubook_thread_view* gpubook_current_thread
     __attribute__((tls_model("initial-exec")));
 
 // Block barrier; returns the count/and/or of `pred` over the block for the _count/_and/_or kinds.
-int gpubook_rt_syncthreads(int kind, int pred);
+int gpubook_rt_syncthreads(int kind, int pred, int line);
 // Warp collective: the calling lane's result (the value it receives, or the vote's answer).
 uint64_t gpubook_rt_warp(int op, unsigned mask, uint64_t value, int arg, int width);
 // The mask of lanes of the caller's warp that have not exited (__activemask).

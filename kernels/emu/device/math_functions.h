@@ -44,14 +44,16 @@ extern "C" int abs(int) noexcept;
 extern "C" long labs(long) noexcept;
 extern "C" long long llabs(long long) noexcept;
 
+// GNU extensions glibc also declares (with _GNU_SOURCE, which g++ defines).
+extern "C" void sincosf(float, float*, float*) noexcept;
+extern "C" void sincos(double, double*, double*) noexcept;
+extern "C" float exp10f(float) noexcept;
+extern "C" double exp10(double) noexcept;
+
 // CUDA-only functions.
 static inline float rsqrtf(float x) { return 1.0f / sqrtf(x); }
 static inline double rsqrt(double x) { return 1.0 / sqrt(x); }
 static inline float rcbrtf(float x) { return 1.0f / cbrtf(x); }
-static inline float exp10f(float x) { return powf(10.0f, x); }
-static inline double exp10(double x) { return pow(10.0, x); }
-static inline void sincosf(float x, float* s, float* c) { *s = sinf(x); *c = cosf(x); }
-static inline void sincos(double x, double* s, double* c) { *s = sin(x); *c = cos(x); }
 static inline float sinpif(float x) { return sinf(3.14159265358979f * x); }
 static inline float cospif(float x) { return cosf(3.14159265358979f * x); }
 static inline double sinpi(double x) { return sin(3.141592653589793 * x); }
@@ -61,9 +63,28 @@ static inline double normcdf(double x) { return 0.5 * erfc(-x * 0.70710678118654
 static inline float fdividef(float a, float b) { return a / b; }
 static inline float saturatef(float x) { return x < 0.0f ? 0.0f : (x > 1.0f ? 1.0f : x); }
 
-// CUDA's C++ overloads: sqrt(float) returns float, as with <cmath>.
-#define GPUBOOK_OVERLOAD1(F) static inline float F(float x) { return F##f(x); }
-#define GPUBOOK_OVERLOAD2(F) static inline float F(float x, float y) { return F##f(x, y); }
+// CUDA's C++ overloads: sqrt(float) returns float, as with <cmath>. They are templates
+// that accept only float so that a .cu which includes <cmath> or <stdlib.h> anyway (whose
+// `using std::sqrt;` brings the same overloads into the global namespace) still compiles:
+// the library's non-template then wins the tie instead of clashing with ours.
+namespace gpubook {
+namespace detail {
+template <class T> struct only_float {};
+template <> struct only_float<float> { typedef float type; };
+template <class T> struct only_arith {};
+template <> struct only_arith<float> { typedef float type; };
+template <> struct only_arith<double> { typedef double type; };
+template <> struct only_arith<long long> { typedef long long type; };
+template <> struct only_arith<long> { typedef long type; };
+} // namespace detail
+} // namespace gpubook
+#define GPUBOOK_OVERLOAD1(F)                                                                    \
+    template <class T> static inline typename ::gpubook::detail::only_float<T>::type F(T x) {    \
+        return F##f(x);                                                                         \
+    }
+#define GPUBOOK_OVERLOAD2(F)                                                                    \
+    template <class T>                                                                          \
+    static inline typename ::gpubook::detail::only_float<T>::type F(T x, T y) { return F##f(x, y); }
 GPUBOOK_OVERLOAD1(sqrt) GPUBOOK_OVERLOAD1(rsqrt) GPUBOOK_OVERLOAD1(cbrt) GPUBOOK_OVERLOAD1(exp)
 GPUBOOK_OVERLOAD1(exp2) GPUBOOK_OVERLOAD1(exp10) GPUBOOK_OVERLOAD1(expm1) GPUBOOK_OVERLOAD1(log)
 GPUBOOK_OVERLOAD1(log2) GPUBOOK_OVERLOAD1(log10) GPUBOOK_OVERLOAD1(log1p) GPUBOOK_OVERLOAD1(sin)
@@ -78,19 +99,19 @@ GPUBOOK_OVERLOAD2(fmod) GPUBOOK_OVERLOAD2(remainder) GPUBOOK_OVERLOAD2(hypot)
 GPUBOOK_OVERLOAD2(copysign) GPUBOOK_OVERLOAD2(fdim)
 #undef GPUBOOK_OVERLOAD1
 #undef GPUBOOK_OVERLOAD2
-static inline float fma(float a, float b, float c) { return fmaf(a, b, c); }
+template <class T>
+static inline typename ::gpubook::detail::only_float<T>::type fma(T a, T b, T c) { return fmaf(a, b, c); }
 static inline float pow(float x, int n) { return powf(x, (float)n); }
-static inline float abs(float x) { return fabsf(x); }
-static inline double abs(double x) { return fabs(x); }
-static inline long long abs(long long x) { return llabs(x); }
-static inline bool isnan(float x) { return __builtin_isnan(x); }
-static inline bool isnan(double x) { return __builtin_isnan(x); }
-static inline bool isinf(float x) { return __builtin_isinf(x); }
-static inline bool isinf(double x) { return __builtin_isinf(x); }
-static inline bool isfinite(float x) { return __builtin_isfinite(x); }
-static inline bool isfinite(double x) { return __builtin_isfinite(x); }
-static inline bool signbit(float x) { return __builtin_signbit(x); }
-static inline bool signbit(double x) { return __builtin_signbit(x); }
+// abs(int) is the C library's; abs of the other arithmetic types as in CUDA.
+template <class T> static inline typename ::gpubook::detail::only_arith<T>::type abs(T x) {
+    if constexpr (T(0.5) == T(0)) return x < 0 ? -x : x;
+    else if constexpr (sizeof(T) == 4) return __builtin_fabsf(x);
+    else return __builtin_fabs(x);
+}
+template <class T> static inline bool isnan(T x) { return __builtin_isnan(x); }
+template <class T> static inline bool isinf(T x) { return __builtin_isinf(x); }
+template <class T> static inline bool isfinite(T x) { return __builtin_isfinite(x); }
+template <class T> static inline bool signbit(T x) { return __builtin_signbit(x); }
 #define INFINITY (__builtin_inff())
 #define NAN (__builtin_nanf(""))
 #define HUGE_VALF (__builtin_huge_valf())

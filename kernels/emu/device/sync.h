@@ -4,16 +4,13 @@
 
 // Each call is a real rendezvous in the worker: the calling fiber parks until every
 // thread of the block has arrived, and the worker reports divergence instead of hanging.
-static __forceinline__ void __syncthreads() { gpubook_rt_syncthreads(GPUBOOK_BAR_SYNC, 0); }
-static __forceinline__ int __syncthreads_count(int pred) {
-    return gpubook_rt_syncthreads(GPUBOOK_BAR_COUNT, pred);
-}
-static __forceinline__ int __syncthreads_and(int pred) {
-    return gpubook_rt_syncthreads(GPUBOOK_BAR_AND, pred);
-}
-static __forceinline__ int __syncthreads_or(int pred) {
-    return gpubook_rt_syncthreads(GPUBOOK_BAR_OR, pred);
-}
+// A barrier is named by its source line (the rewrite's #line directives make __LINE__ the
+// learner's line), not by its call site: the optimiser may duplicate one __syncthreads() into
+// two call sites, which is still one barrier.
+#define __syncthreads() ((void)gpubook_rt_syncthreads(GPUBOOK_BAR_SYNC, 0, __LINE__))
+#define __syncthreads_count(pred) gpubook_rt_syncthreads(GPUBOOK_BAR_COUNT, (pred), __LINE__)
+#define __syncthreads_and(pred) gpubook_rt_syncthreads(GPUBOOK_BAR_AND, (pred), __LINE__)
+#define __syncthreads_or(pred) gpubook_rt_syncthreads(GPUBOOK_BAR_OR, (pred), __LINE__)
 
 // Fibers of one block share an OS thread, and fast mode's OS threads communicate only
 // through atomics, so a sequentially consistent fence is always enough.

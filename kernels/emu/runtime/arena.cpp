@@ -116,8 +116,9 @@ std::string describe_element(const Buffer& b, uintptr_t a, size_t access_size) {
     size_t es = b.elem_size ? b.elem_size : (access_size ? access_size : 1);
     long long offset = (long long)(a - b.addr);
     long long index = offset >= 0 ? offset / (long long)es : -(((-offset) + (long long)es - 1) / (long long)es);
-    return format("%s[%lld] (buffer '%s' has %zu elements of %zu bytes)", b.label.c_str(), index,
-                  b.label.c_str(), b.bytes / es, es);
+    size_t count = b.bytes / es;
+    return format("%s[%lld] (buffer '%s' has %zu element%s of %zu bytes)", b.label.c_str(), index,
+                  b.label.c_str(), count, count == 1 ? "" : "s", es);
 }
 
 } // namespace gpubook::rt

@@ -6,16 +6,20 @@ namespace gpubook::rt {
 
 namespace {
 
-// Check mode: all threads must wait at the same __syncthreads() call site.
+// Check mode: all threads must wait at the same __syncthreads() (the same source line).
 void check_same_call_site(Worker& w) {
     const unsigned* dim = w.launch->block;
     uintptr_t pc0 = 0;
+    int line0 = 0;
     std::vector<unsigned> here, elsewhere;
     uintptr_t other_pc = 0;
     for (unsigned i = 0; i < w.nthreads; i++) {
         const Thread& t = w.threads[i];
-        if (!pc0) pc0 = t.wait_pc;
-        if (t.wait_pc == pc0) here.push_back(i);
+        if (!pc0) {
+            pc0 = t.wait_pc;
+            line0 = t.wait_line;
+        }
+        if (t.wait_line == line0) here.push_back(i);
         else {
             if (!other_pc) other_pc = t.wait_pc;
             elsewhere.push_back(i);
@@ -68,12 +72,14 @@ void release_barrier(Worker& w) {
 
 using namespace gpubook::rt;
 
-extern "C" int gpubook_rt_syncthreads(int kind, int pred) {
+extern "C" int gpubook_rt_syncthreads(int kind, int pred, int line) {
     Worker& w = *tls_worker;
     Thread& t = *w.current;
+    if (w.launch->mode == Mode::Check) races_end_slice(w); // before the epoch can change
     if (w.at_barrier == 0) w.barrier_kind = kind;
     t.state = ThreadState::AtBarrier;
     t.wait_pc = call_site(__builtin_return_address(0));
+    t.wait_line = line;
     t.barrier_pred = pred;
     w.at_barrier++;
     if (w.next_unstarted == w.nthreads && w.at_barrier == w.nthreads) release_barrier(w);
@@ -81,4 +87,6 @@ extern "C" int gpubook_rt_syncthreads(int kind, int pred) {
     return t.barrier_result;
 }
 
-extern "C" void gpubook_rt_threadfence(void) {}
+extern "C" void gpubook_rt_threadfence(void) {
+    if (Worker* w = tls_worker; w && w->launch) w->launch->fenced.store(true, std::memory_order_relaxed);
+}

@@ -7,6 +7,7 @@
 #include "arena.h"
 #include "checks.h"
 #include "races.h"
+#include "unwritten.h"
 #include "worker.h"
 
 namespace gpubook::rt {
@@ -72,12 +73,29 @@ const char* kind(bool write) { return write ? "write" : "read"; }
 
 } // namespace
 
+void report_unwritten(Worker& w, uintptr_t a, size_t n, uintptr_t pc) {
+    Diagnostic d;
+    d.cls = "uninitialized_read";
+    const Buffer* b = g_arena.find(a, 1);
+    std::string what = b ? describe_element(*b, a, n) : format("device address %#lx", (unsigned long)a);
+    d.message = format("read of never-written device memory: %s. Nothing has written it since it was allocated "
+                       "(it holds the 0xFF poison: NaN as a float, -1 as an int). Copy data to it first "
+                       "(clone_htod / memcpy_htod), zero it (alloc_zeros / memset_zeros), or have a kernel "
+                       "write it before this one reads it.",
+                       what.c_str());
+    d.pc = pc;
+    set_location(d, w, w.current);
+    fail_block(w, std::move(d));
+}
+
 void check_access(uintptr_t a, size_t n, bool write, bool atomic, uintptr_t pc) {
     Worker* w = tls_worker;
     if (!w || !w->in_block || !n) return;
     if (g_arena.contains(a)) {
         w->last_access_pc = pc;
         if (!g_arena.find(a, n)) report_global(*w, a, n, write, pc);
+        if (write) unwritten_clear(a, n);
+        else if (unwritten_any(a, n)) report_unwritten(*w, a, n, pc);
         if (w->launch->mode == Mode::Check) race_check(*w, a, n, write, atomic, pc, false);
     } else if (w->shared.contains(a)) {
         w->last_access_pc = pc;

@@ -1,5 +1,7 @@
 // The remaining entry points of device/abi.h: shared memory, checked atomics, traps.
 #include "checks.h"
+#include "races.h"
+#include "unwritten.h"
 #include "worker.h"
 
 #include <cstring>
@@ -77,6 +79,9 @@ uint64_t atomic_rmw(int op, void* addr, uint64_t value, uint64_t compare) {
 extern "C" uint64_t gpubook_rt_atomic(int op, int type, void* addr, uint64_t value, uint64_t compare) {
     size_t size = (type == GPUBOOK_T_I64 || type == GPUBOOK_T_U64 || type == GPUBOOK_T_F64) ? 8 : 4;
     uintptr_t pc = call_site(__builtin_return_address(0));
+    // Every atomic but atomicExch reads the old value: atomicAdd on a counter nobody zeroed.
+    if (op != GPUBOOK_ATOM_EXCH && unwritten_any(reinterpret_cast<uintptr_t>(addr), size))
+        report_unwritten(*tls_worker, reinterpret_cast<uintptr_t>(addr), size, pc);
     check_access(reinterpret_cast<uintptr_t>(addr), size, true, true, pc);
     if (reinterpret_cast<uintptr_t>(addr) % size) {
         Worker& w = *tls_worker;
@@ -87,14 +92,17 @@ extern "C" uint64_t gpubook_rt_atomic(int op, int type, void* addr, uint64_t val
         set_location(d, w, w.current);
         fail_block(w, std::move(d));
     }
+    uint64_t old;
     switch (type) {
-    case GPUBOOK_T_I32: return atomic_rmw<int32_t, uint32_t>(op, addr, value, compare);
-    case GPUBOOK_T_U32: return atomic_rmw<uint32_t, uint32_t>(op, addr, value, compare);
-    case GPUBOOK_T_I64: return atomic_rmw<int64_t, uint64_t>(op, addr, value, compare);
-    case GPUBOOK_T_U64: return atomic_rmw<uint64_t, uint64_t>(op, addr, value, compare);
-    case GPUBOOK_T_F32: return atomic_rmw<float, uint32_t>(op, addr, value, compare);
-    default: return atomic_rmw<double, uint64_t>(op, addr, value, compare);
+    case GPUBOOK_T_I32: old = atomic_rmw<int32_t, uint32_t>(op, addr, value, compare); break;
+    case GPUBOOK_T_U32: old = atomic_rmw<uint32_t, uint32_t>(op, addr, value, compare); break;
+    case GPUBOOK_T_I64: old = atomic_rmw<int64_t, uint64_t>(op, addr, value, compare); break;
+    case GPUBOOK_T_U64: old = atomic_rmw<uint64_t, uint64_t>(op, addr, value, compare); break;
+    case GPUBOOK_T_F32: old = atomic_rmw<float, uint32_t>(op, addr, value, compare); break;
+    default: old = atomic_rmw<double, uint64_t>(op, addr, value, compare); break;
     }
+    races_atomic_done(reinterpret_cast<uintptr_t>(addr), size);
+    return old;
 }
 
 namespace {

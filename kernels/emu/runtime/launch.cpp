@@ -3,6 +3,7 @@
 #include "modules.h"
 #include "races.h"
 #include "signals.h"
+#include "unwritten.h"
 #include "watchdog.h"
 #include "worker.h"
 
@@ -131,6 +132,7 @@ void run_launch(const LaunchRequest& req, Json& reply) {
 
     auto start = std::chrono::steady_clock::now();
     if (l.mode == Mode::Check) races_begin_launch(l);
+    else unwritten_forget_all(); // fast mode's stores are invisible: stop tracking
     unsigned nthreads = 1;
     if (l.mode == Mode::Fast) {
         nthreads = req.threads ? req.threads : std::max(1u, std::thread::hardware_concurrency());
@@ -151,6 +153,7 @@ void run_launch(const LaunchRequest& req, Json& reply) {
     for (auto& t : helpers) t.join();
     watchdog_disarm();
     g_active_launch.store(nullptr);
+    if (l.mode == Mode::Check) races_end_launch();
     auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count();
     std::fflush(stdout); // kernel printf output before the reply
 

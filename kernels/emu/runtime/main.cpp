@@ -6,6 +6,7 @@
 #include "launch.h"
 #include "modules.h"
 #include "signals.h"
+#include "unwritten.h"
 #include "watchdog.h"
 #include "worker.h"
 
@@ -113,6 +114,7 @@ void handle(const std::string& line, Json& j) {
     }
     if (cmd == "FREE") {
         if (w.size() != 2 || !parse_u64(w[1], 16, &a)) return error(j, "protocol", "usage: FREE <addr hex>");
+        if (const Buffer* buf = g_arena.find(uintptr_t(a), 1)) unwritten_clear(buf->addr, buf->bytes);
         std::string e = g_arena.free(uintptr_t(a));
         return e.empty() ? ok(j) : error(j, "protocol", e);
     }
@@ -120,6 +122,13 @@ void handle(const std::string& line, Json& j) {
         if (w.size() < 3) return error(j, "protocol", "usage: LOAD <module id> <path>");
         std::string e = load_module(w[1], rest(line, 2));
         return e.empty() ? ok(j) : error(j, "bad_module", e);
+    }
+    if (cmd == "UNWRITTEN" || cmd == "WROTE") { // <addr hex> <bytes>: see unwritten.h
+        if (w.size() != 3 || !parse_u64(w[1], 16, &a) || !parse_u64(w[2], 10, &b))
+            return error(j, "protocol", "usage: " + cmd + " <addr hex> <bytes>");
+        if (cmd == "UNWRITTEN") unwritten_set(uintptr_t(a), size_t(b));
+        else unwritten_clear(uintptr_t(a), size_t(b));
+        return ok(j);
     }
     if (cmd == "LAUNCH") return launch(w, j);
     if (cmd == "TIMEOUT") {

@@ -40,4 +40,12 @@ KernelEntry find_kernel(const Module& m, const std::string& name, int* arity) {
     return entry;
 }
 
+bool in_kernel_module(uintptr_t pc) {
+    Dl_info info{};
+    if (!pc || !dladdr(reinterpret_cast<void*>(pc), &info)) return false;
+    for (const auto& [id, m] : g_modules)
+        if (reinterpret_cast<uintptr_t>(info.dli_fbase) == m->base) return true;
+    return false;
+}
+
 } // namespace gpubook::rt

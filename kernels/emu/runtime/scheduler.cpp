@@ -37,6 +37,9 @@ Fiber* take_free_fiber(Worker& w) {
     }
     auto* f = new Fiber;
     f->stack = stack_allocate();
+    // Stagger the stack tops: stacks are equally spaced, so unstaggered tops would all map to
+    // the same cache sets and evict each other when a block's fibers take turns.
+    f->stack.top -= (w.fibers.size() % 61) * 64;
     f->worker = &w;
     f->sp = fiber_prepare(f->stack.top, runner_main, f);
     w.fibers.push_back(f);
@@ -52,7 +55,7 @@ void reset_fibers(Worker& w) {
     }
 }
 
-void switch_fiber(Worker& w, Fiber* from, Fiber* to) {
+inline void switch_fiber(Worker& w, Fiber* from, Fiber* to) {
     w.current_fiber = to;
     gpubook_fiber_switch(&from->sp, to->sp);
     w.current_fiber = from; // resumed
@@ -61,8 +64,9 @@ void switch_fiber(Worker& w, Fiber* from, Fiber* to) {
 [[noreturn]] void report_stuck(Worker& w);
 
 // Runs whatever should run next, on behalf of `self` (which either parked its thread or
-// holds none). Returns when `self` is picked to run again.
-void dispatch(Worker& w, Fiber* self) {
+// holds none). Returns when `self` is picked to run again. Inlined: it is the hot path of
+// every barrier.
+__attribute__((always_inline)) inline void dispatch(Worker& w, Fiber* self) {
     if (w.ready_count) {
         Thread* t = &w.threads[w.ready[w.ready_head]];
         w.ready_head = (w.ready_head + 1) % kMaxBlockThreads;
@@ -96,6 +100,7 @@ void runner_main(void* p) {
             t.fiber = self;
             set_current(w, &t);
             w.launch->entry(w.launch->args);
+            if (w.launch->mode == Mode::Check) races_end_slice(w);
             t.state = ThreadState::Exited;
             w.exited++;
             w.warps[t.linear / kWarpSize].exited |= 1u << (t.linear % kWarpSize);
@@ -190,12 +195,6 @@ void fail_block(Worker& w, Diagnostic d) {
     w.current_fiber = nullptr;
     gpubook_fiber_switch(&self->sp, w.main_sp); // never resumed: reset_fibers restarts it
     __builtin_unreachable();
-}
-
-void make_ready(Worker& w, Thread& t) {
-    t.state = ThreadState::Ready;
-    w.ready[(w.ready_head + w.ready_count) % kMaxBlockThreads] = t.linear;
-    w.ready_count++;
 }
 
 void park_current(Worker& w) {

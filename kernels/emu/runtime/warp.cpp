@@ -1,5 +1,6 @@
 // Warp collectives. Lanes named in the mask rendezvous: each parks with its request, and
 // the last lane to arrive computes every lane's result and makes them all ready.
+#include "races.h"
 #include "worker.h"
 
 namespace gpubook::rt {
@@ -143,6 +144,7 @@ extern "C" uint64_t gpubook_rt_warp(int op, unsigned mask, uint64_t value, int a
     Worker& w = *tls_worker;
     Thread& t = *w.current;
     unsigned lane = t.linear % kWarpSize, wi = t.linear / kWarpSize;
+    if (w.launch->mode == Mode::Check) races_end_slice(w); // before the warp's epoch can change
     t.wait_pc = call_site(__builtin_return_address(0));
     if (!(mask >> lane & 1))
         fail_warp(w, t, format("lane %u called a warp function with mask 0x%08x, which does not include the lane "

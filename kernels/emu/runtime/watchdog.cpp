@@ -1,11 +1,11 @@
 #include "watchdog.h"
 
+#include "modules.h"
 #include "signals.h"
 #include "worker.h"
 
 #include <chrono>
 #include <csignal>
-#include <dlfcn.h>
 #include <thread>
 
 namespace gpubook::rt {
@@ -27,12 +27,6 @@ void on_sample(int, siginfo_t*, void* uc) {
     for (;;) pause();
 }
 
-bool in_worker_binary(uintptr_t pc) {
-    Dl_info a{}, b{};
-    return dladdr(reinterpret_cast<void*>(pc), &a) &&
-           dladdr(reinterpret_cast<void*>(&watchdog_start), &b) && a.dli_fbase == b.dli_fbase;
-}
-
 std::string thread_list(const Worker& w, ThreadState s) {
     std::vector<unsigned> v;
     for (unsigned i = 0; i < w.nthreads; i++)
@@ -43,7 +37,7 @@ std::string thread_list(const Worker& w, ThreadState s) {
 // Describes a frozen worker that is in the middle of a block.
 void describe(Worker& w, Diagnostic& d, bool first, bool expired) {
     uintptr_t pc = w.sampled_pc.load();
-    if (!pc || in_worker_binary(pc)) pc = w.last_access_pc; // interrupted inside a runtime hook
+    if (!in_kernel_module(pc)) pc = w.last_access_pc; // interrupted inside a runtime hook or libc
     const Thread* t = w.current;
     unsigned b[3] = {w.block_view.block_idx.x, w.block_view.block_idx.y, w.block_view.block_idx.z};
     std::string who = t ? format("thread (%u,%u,%u) of block %s", t->view.thread_idx.x, t->view.thread_idx.y,
@@ -58,6 +52,31 @@ void describe(Worker& w, Diagnostic& d, bool first, bool expired) {
     add(ThreadState::AtWarp, " wait in a warp function");
     add(ThreadState::Unstarted, " have not started");
     add(ThreadState::Exited, " have finished");
+    // Where the waiting threads wait, one note per call site.
+    std::vector<uintptr_t> sites;
+    for (unsigned i = 0; i < w.nthreads; i++) {
+        const Thread& x = w.threads[i];
+        if (x.state != ThreadState::AtBarrier && x.state != ThreadState::AtWarp) continue;
+        bool seen = false;
+        for (uintptr_t s : sites) seen |= s == x.wait_pc;
+        if (!seen) sites.push_back(x.wait_pc);
+    }
+    for (uintptr_t site : sites) {
+        std::vector<unsigned> v;
+        const char* what = "__syncthreads()";
+        for (unsigned i = 0; i < w.nthreads; i++) {
+            const Thread& x = w.threads[i];
+            if ((x.state == ThreadState::AtBarrier || x.state == ThreadState::AtWarp) && x.wait_pc == site) {
+                v.push_back(i);
+                if (x.state == ThreadState::AtWarp) what = warp_op_name(x.warp.op);
+            }
+        }
+        Note n;
+        n.what = format("%s of block %s wait in %s here", describe_threads(v, w.launch->block).c_str(),
+                        coords(b).c_str(), what);
+        n.pc = site;
+        d.more.push_back(n);
+    }
     if (first) {
         std::string limit = expired ? format("the launch ran for more than %llu ms", (unsigned long long)g_limit_ms)
                                     : std::string("the launch did not finish in time");

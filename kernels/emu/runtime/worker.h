@@ -36,6 +36,9 @@ struct Launch {
     unsigned threads_per_block = 0;
     std::atomic<uint64_t> next_block{0};
     std::atomic<bool> failed{false};
+    // Some thread called __threadfence(): the kernel orders blocks itself (the "last block"
+    // pattern), so the race checker stops reporting races between blocks.
+    std::atomic<bool> fenced{false};
     std::mutex error_mutex;
     Diagnostic error; // the first failure; valid when `failed`
 };
@@ -61,6 +64,7 @@ struct Thread {
     ThreadState state = ThreadState::Unstarted;
     Fiber* fiber = nullptr;  // the fiber it runs on, once started
     uintptr_t wait_pc = 0;   // call site of the barrier or warp collective it waits in
+    int wait_line = 0;       // source line of the __syncthreads() it waits at (its identity)
     int barrier_pred = 0;
     int barrier_result = 0;
     WarpRequest warp{};
@@ -128,7 +132,11 @@ void prepare_worker(Worker& w, Launch& l);
 void run_block(Worker& w, uint64_t block_linear);
 // Called on a fiber: park the calling CUDA thread until the scheduler makes it ready again.
 void park_current(Worker& w);
-void make_ready(Worker& w, Thread& t);
+inline void make_ready(Worker& w, Thread& t) {
+    t.state = ThreadState::Ready;
+    w.ready[(w.ready_head + w.ready_count) % kMaxBlockThreads] = t.linear;
+    w.ready_count++;
+}
 // Ends the running block with `d` (the launch keeps only its first failure). Never returns.
 [[noreturn]] void fail_block(Worker& w, Diagnostic d);
 // The (block, thread) of a CUDA thread, for messages.

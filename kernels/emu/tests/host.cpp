@@ -70,9 +70,19 @@ bool Worker::exited() {
     return pid_ < 0;
 }
 
-Reply Worker::command(const std::string& line) {
+void Worker::nudge() { kill(pid_, SIGUSR1); }
+
+void Worker::send(const std::string& line) {
     std::string l = line + "\n";
     (void)!write(cmd_fd_, l.data(), l.size());
+}
+
+Reply Worker::command(const std::string& line) {
+    send(line);
+    return reply();
+}
+
+Reply Worker::reply() {
     Reply r;
     char c;
     while (read(reply_fd_, &c, 1) == 1 && c != '\n') r.json += c;

@@ -32,6 +32,9 @@ public:
                  size_t dyn = 0, unsigned gy = 1, unsigned gz = 1, unsigned by = 1, unsigned bz = 1);
     std::string printed(); // the worker's stdout so far
     bool exited();        // true once the worker process has ended
+    void nudge();         // SIGUSR1, as the host's watchdog sends
+    Reply reply();        // the next reply line (after nudge)
+    void send(const std::string& line); // a command, without waiting for its reply
 
 private:
     int pid_ = -1, cmd_fd_ = -1, reply_fd_ = -1, arena_fd_ = -1;

@@ -18,3 +18,16 @@ extern "C" __global__ void hello(int tag) {
         printf("hello from the emulator, tag %d\n", tag);
     }
 }
+
+// A local array far larger than a thread's stack.
+extern "C" __global__ void overflow(int* sink) {
+    volatile int big[1 << 20];
+    big[threadIdx.x * 4096] = sink[0];
+    sink[threadIdx.x] = big[0];
+}
+
+// Fails an assertion in thread 3.
+extern "C" __global__ void failed_assert(int* p) {
+    assert(threadIdx.x != 3);
+    p[threadIdx.x] = 1;
+}

@@ -11,11 +11,10 @@
 //! `PP-1-r` therefore run the very same program, mirrored. [`program`] is that program; it is
 //! derived from the eight steps below (H = PP/2, M = N/2 micro-batches per direction).
 
-use std::collections::VecDeque;
-
 use crate::error::SimError;
 use crate::layout::Layout;
-use crate::op::{Op, Slot};
+use crate::op::Op;
+use crate::schedules::ProgramBuilder;
 use crate::schedule::{Schedule, ScheduleKind};
 
 pub fn generate(pp: usize, microbatches: usize) -> Result<Schedule, SimError> {
@@ -64,7 +63,7 @@ pub fn program(h: usize, half: usize, m: usize) -> Vec<Op> {
         "DualPipe program needs h < PP/2 and M ≥ PP"
     );
     let edge = half - h - 1; // how far this rank is from the middle of the pipeline
-    let mut p = Builder::default();
+    let mut p = ProgramBuilder::new(2);
     for _ in 0..2 * edge {
         p.f(0);
     }
@@ -105,54 +104,6 @@ pub fn program(h: usize, half: usize, m: usize) -> Vec<Op> {
     for _ in 0..h + 1 {
         p.w();
     }
-    debug_assert!(p.queued_w.is_empty() && p.next_f == [m, m] && p.next_b == [m, m]);
-    p.ops
-}
-
-/// Appends ops and hands out micro-batch numbers: each chunk runs its forwards, and its
-/// backwards, in micro-batch order; `W` pops the oldest queued `Bz`.
-#[derive(Default)]
-struct Builder {
-    ops: Vec<Op>,
-    next_f: [usize; 2],
-    next_b: [usize; 2],
-    queued_w: VecDeque<Slot>,
-}
-
-impl Builder {
-    fn take_f(&mut self, chunk: usize) -> Slot {
-        self.next_f[chunk] += 1;
-        Slot::new(chunk, self.next_f[chunk] - 1)
-    }
-
-    fn take_b(&mut self, chunk: usize) -> Slot {
-        self.next_b[chunk] += 1;
-        Slot::new(chunk, self.next_b[chunk] - 1)
-    }
-
-    fn f(&mut self, chunk: usize) {
-        let s = self.take_f(chunk);
-        self.ops.push(Op::F(s));
-    }
-
-    fn b(&mut self, chunk: usize) {
-        let s = self.take_b(chunk);
-        self.ops.push(Op::B(s));
-    }
-
-    fn bz(&mut self, chunk: usize) {
-        let s = self.take_b(chunk);
-        self.queued_w.push_back(s);
-        self.ops.push(Op::Bz(s));
-    }
-
-    fn w(&mut self) {
-        let s = self.queued_w.pop_front().expect("W with no Bz queued");
-        self.ops.push(Op::W(s));
-    }
-
-    fn pair(&mut self, f_chunk: usize, b_chunk: usize) {
-        let (f, b) = (self.take_f(f_chunk), self.take_b(b_chunk));
-        self.ops.push(Op::Pair(f, b));
-    }
+    debug_assert!(p.pending_w() == 0 && p.forwards() == [m, m] && p.backwards() == [m, m]);
+    p.finish()
 }

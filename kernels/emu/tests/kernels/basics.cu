@@ -60,6 +60,39 @@ extern "C" __global__ void misc(int* out) {
     if (threadIdx.x == 5 && blockIdx.x == 0) out[5] = (int)(f.x + f.w) + (int)sqrtf(16.0f) + min(3, 7) + (alignof(float4) == 16);
 }
 
+// 2-D blocks and a 2-D __shared__ tile: transpose a rows x cols matrix.
+extern "C" __global__ void transpose(const float* in, float* out, int rows, int cols) {
+    auto& tile = *::gpubook::shared_var<float[16][17]>(0, "tile");
+    int x = blockIdx.x * 16 + threadIdx.x, y = blockIdx.y * 16 + threadIdx.y;
+    if (x < cols && y < rows) tile[threadIdx.y][threadIdx.x] = in[y * cols + x];
+    __syncthreads();
+    x = blockIdx.y * 16 + threadIdx.x;
+    y = blockIdx.x * 16 + threadIdx.y;
+    if (x < rows && y < cols) out[y * rows + x] = tile[threadIdx.x][threadIdx.y];
+}
+
+// The "last block" pattern: partial sums, __threadfence(), an atomic ticket; the last block
+// to finish adds the partials (no race report: the fence orders the blocks).
+extern "C" __global__ void sum_last_block(const float* in, float* partial, unsigned* ticket, float* out, int n) {
+    auto& is_last = *::gpubook::shared_var<bool>(0, "is_last");
+    float v = 0;
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x) v += in[i];
+    v = __reduce_add_sync(0xffffffff, (int)v);
+    if (threadIdx.x == 0) {
+        partial[blockIdx.x] = v;
+        __threadfence();
+        is_last = atomicInc(ticket, gridDim.x) == gridDim.x - 1;
+    }
+    __syncthreads();
+    if (is_last && threadIdx.x == 0) {
+        float total = 0;
+        for (unsigned b = 0; b < gridDim.x; b++) total += partial[b];
+        *out = total;
+    }
+}
+
+GPUBOOK_EXPORT_KERNEL(transpose)
+GPUBOOK_EXPORT_KERNEL(sum_last_block)
 GPUBOOK_EXPORT_KERNEL(vector_add)
 GPUBOOK_EXPORT_KERNEL(reduce_shared)
 GPUBOOK_EXPORT_KERNEL(reduce_dynamic)

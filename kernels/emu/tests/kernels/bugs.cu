@@ -58,8 +58,9 @@ extern "C" __global__ void shuffle_half(float* out) {
     out[threadIdx.x] = __shfl_down_sync(0xffffffff, (float)threadIdx.x, 1);
 }
 
-// Thread 0 waits for a flag that thread 1 sets after the barrier it never reaches.
+// The last thread spins on a flag nobody sets; the others wait at a barrier.
 extern "C" __global__ void spin(volatile int* flag) {
+    if (threadIdx.x + 1 < blockDim.x) __syncthreads();
     while (*flag == 0) {
     }
 }

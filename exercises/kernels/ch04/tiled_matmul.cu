@@ -1,0 +1,30 @@
+// C = A × B with A of m × k, B of k × n and C of m × n, all row-major.
+//
+// Each block computes one TILE × TILE tile of C, one element per thread. A naive kernel reads
+// a row of A and a column of B from global memory for every element of C: each input element
+// is read n (or m) times. Here the block walks along k one tile at a time: it copies a tile of
+// A and a tile of B into shared memory (each thread copies one element of each), waits, and
+// then every thread uses TILE elements of each tile. Each element fetched from global memory
+// is used TILE times.
+
+// ANCHOR: tile
+#define TILE 16  // the host launches TILE × TILE threads per block (gpubook's TILE in ch04.rs)
+// ANCHOR_END: tile
+
+// ANCHOR: kernel
+extern "C" __global__ void tiled_matmul(const float* a, const float* b, float* c, int m, int k, int n) {
+    __shared__ float a_tile[TILE][TILE];  // A's rows of this block, TILE columns at a time
+    __shared__ float b_tile[TILE][TILE];  // B's columns of this block, TILE rows at a time
+    int tx = threadIdx.x, ty = threadIdx.y;
+    int row = blockIdx.y * TILE + ty;  // this thread's row of C (and of A)
+    int col = blockIdx.x * TILE + tx;  // this thread's column of C (and of B)
+    float sum = 0.0f;
+    // TODO: for each tile t along k ((k + TILE - 1) / TILE of them):
+    //   - each thread loads a[row][t * TILE + tx] into a_tile[ty][tx] and b[t * TILE + ty][col]
+    //     into b_tile[ty][tx], 0.0f where the index falls outside A or B;
+    //   - wait until the whole block has loaded;
+    //   - add a_tile[ty][j] * b_tile[j][tx] for j = 0 .. TILE to sum;
+    //   - wait until the whole block is done with the tiles.
+    // Then store sum in c[row][col] if (row, col) lies inside C.
+}
+// ANCHOR_END: kernel

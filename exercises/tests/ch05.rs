@@ -1,0 +1,6 @@
+//! Chapter 5's exercises, graded (the checks live in gpubook's src/grade/ch05.rs).
+
+#[test]
+fn three_streams() {
+    gpubook::grade::ch05::three_streams(exercises::ch05::three_streams);
+}

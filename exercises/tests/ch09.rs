@@ -1,0 +1,11 @@
+//! Chapter 9's exercises, graded (the checks live in gpubook's src/grade/ch09.rs).
+
+#[test]
+fn dualpipe() {
+    gpubook::grade::ch09::dualpipe(exercises::ch09::dualpipe);
+}
+
+#[test]
+fn chunk_pair() {
+    gpubook::grade::ch09::chunk_pair(exercises::ch09::chunk_pair);
+}

@@ -1,0 +1,3 @@
+// gpubook's CPU emulator compiles CUDA C as C++; this header stands in for the real one so
+// that using it stops the build with a message naming the feature.
+#error "gpubook's emulator does not support cuda_runtime.h (the CUDA runtime API in kernels (NVRTC kernels do not include it: remove the #include)) yet: run this kernel on a GPU (GPUBOOK_BACKEND=cuda), or write it without cuda_runtime.h"

@@ -1,0 +1,7 @@
+// ANCHOR: kernel
+// y[i] = a * x[i] + y[i]: x is only read, y is read and written in place.
+extern "C" __global__ void axpy(float a, const float* x, float* y, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] = a * x[i] + y[i];
+}
+// ANCHOR_END: kernel

@@ -1,0 +1,22 @@
+// ANCHOR: kernel
+// Grayscale from an RGB image, one thread per pixel on a 2-D grid. The image is width × height
+// pixels, row-major, and its channels are interleaved: r, g, b of pixel 0, then of pixel 1, ...
+// The gray value is the luminance 0.21 r + 0.72 g + 0.07 b, truncated to an unsigned char.
+extern "C" __global__ void rgb_to_gray(const unsigned char* rgb, unsigned char* gray, int width, int height) {
+    // SOLUTION
+    // ANCHOR: body
+    int col = blockIdx.x * blockDim.x + threadIdx.x;
+    int row = blockIdx.y * blockDim.y + threadIdx.y;
+    if (col < width && row < height) {
+        int pixel = row * width + col;  // the pixel's index, and its place in `gray`
+        int red = 3 * pixel;            // its red byte in `rgb`; green and blue follow
+        float r = rgb[red], g = rgb[red + 1], b = rgb[red + 2];
+        gray[pixel] = (unsigned char)(0.21f * r + 0.72f * g + 0.07f * b);
+    }
+    // ANCHOR_END: body
+    // STUB
+    // // TODO: this thread's pixel (col, row); guard it; read its three channels (they start
+    // // at 3 * pixel); store the weighted sum in gray[pixel]
+    // END SOLUTION
+}
+// ANCHOR_END: kernel

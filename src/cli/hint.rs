@@ -1,0 +1,83 @@
+//! `gpubook hint [ID]`: one more hint each time, from a nudge to nearly the answer. The ones
+//! already seen are shown again (dimmed) so the newest reads in context.
+
+use super::course::Course;
+use super::style::{BOLD, DIM, WARN, cmd, code_spans, paint};
+use anyhow::Context;
+use gpubook::catalog::Exercise;
+use gpubook::grade::Progress;
+use std::fmt::Write;
+use std::path::Path;
+use std::process::ExitCode;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// The exercise (default: the first one not passed yet).
+    id: Option<String>,
+}
+
+pub fn run(a: Args) -> anyhow::Result<ExitCode> {
+    let course = Course::load()?;
+    let ex = course.find(a.id.as_deref())?;
+    anstream::print!("{}", reveal(&course.root, ex)?);
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Records one more hint as shown and renders all shown so far.
+pub fn reveal(root: &Path, ex: &Exercise) -> anyhow::Result<String> {
+    let total = ex.hints.len() as u32;
+    let mut new = false;
+    let entry = Progress::update(root, &ex.id, |e| {
+        new = e.hints_shown < total;
+        e.hints_shown = (e.hints_shown + 1).min(total);
+    })
+    .with_context(|| format!("recording the hint in {}", Progress::path(root).display()))?;
+    Ok(render(ex, entry.hints_shown as usize, new))
+}
+
+/// The first `shown` hints; the last one highlighted when it is `new`.
+fn render(ex: &Exercise, shown: usize, new: bool) -> String {
+    let total = ex.hints.len();
+    let mut out = String::new();
+    for (i, hint) in ex.hints.iter().take(shown).enumerate() {
+        let label = format!("hint {}/{total}:", i + 1);
+        let latest = new && i + 1 == shown;
+        if latest {
+            let _ = writeln!(out, "{} {}", paint(WARN, label), code_spans(hint));
+        } else {
+            let _ = writeln!(out, "{}", paint(DIM, format_args!("{label} {hint}")));
+        }
+    }
+    if !new {
+        let _ = writeln!(out, "\n{} that was the last of {total}.", paint(BOLD, "No more hints:"));
+        if !ex.concepts.is_empty() {
+            let _ = writeln!(out, "It is about {}: the chapter explains each.", ex.concepts.join(", "));
+        }
+        let _ = writeln!(out, "Still stuck? The answer: {}", cmd(format_args!("gpubook solution {} --force", ex.id)));
+    } else if shown < total {
+        let _ = writeln!(out, "{}", paint(DIM, format_args!("({} more: run `gpubook hint {}` again)", total - shown, ex.id)));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::course::tests::course;
+    use super::*;
+
+    fn plain(s: &str) -> String {
+        anstream::adapter::strip_str(s).to_string()
+    }
+
+    #[test]
+    fn hints_come_one_at_a_time_then_run_out() {
+        let c = course(&[]);
+        let ex = c.find(Some("saxpy")).unwrap();
+        let first = plain(&render(ex, 1, true));
+        assert!(first.contains("hint 1/2: h1") && !first.contains("h2") && first.contains("1 more"), "{first}");
+        let second = plain(&render(ex, 2, true));
+        assert!(second.contains("hint 1/2: h1") && second.contains("hint 2/2: h2") && !second.contains("more"), "{second}");
+        let out = plain(&render(ex, 2, false));
+        assert!(out.contains("No more hints") && out.contains("gpubook solution ch03-saxpy --force"), "{out}");
+    }
+}

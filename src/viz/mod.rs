@@ -1,0 +1,38 @@
+//! Figures, drawn with plotters as SVG. The book's `{{#figure}}` markers, the notebooks and the
+//! CLI call these same functions, so a figure looks the same wherever it appears.
+//!
+//! Each figure is two steps: data (a launch configuration, a run's [`Trace`](crate::gpu::Trace),
+//! a simulation) and a drawing of it that returns an [`Svg`].
+//!
+//! | figure | data | drawing |
+//! |---|---|---|
+//! | which thread covers which element | [`ThreadMap::predict`] (from the launch configuration) or [`ThreadMap::record`] (a run) | [`thread_map_svg`] |
+//! | copy bandwidth against size | [`measure_bandwidth`], or [`bandwidth_from_trace`] of any run | [`bandwidth_svg`] |
+//! | streams over time | [`overlap_demo`], or any [`Gpu::trace`](crate::gpu::Gpu::trace) | [`timeline_svg`] |
+//! | a pipeline-parallel schedule | `gpubook::sim` | [`pipeline_svg`] |
+
+mod bandwidth;
+mod cells;
+mod pipeline;
+mod style;
+mod svg;
+mod thread_map;
+mod timeline;
+
+pub use bandwidth::{
+    BandwidthPoint, bandwidth_from_trace, bandwidth_svg, default_sizes, measure_bandwidth,
+};
+pub use pipeline::pipeline_svg;
+pub use svg::Svg;
+pub use thread_map::{Owner, Pattern, ThreadMap, thread_map_svg};
+pub use timeline::{overlap_demo, timeline_svg};
+
+use crate::gpu::{BackendKind, Gpu};
+
+/// Where a figure's numbers came from, in words: "the CPU emulator" or "NVIDIA H200 (CUDA)".
+pub fn backend_label(gpu: &Gpu) -> String {
+    match gpu.backend() {
+        BackendKind::Emulator => "the CPU emulator".to_string(),
+        BackendKind::Cuda => format!("{} (CUDA)", gpu.info().name),
+    }
+}

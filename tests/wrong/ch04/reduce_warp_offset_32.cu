@@ -1,0 +1,20 @@
+// Wrong: the shuffle offsets start at 32, the warp size, instead of 16, half of it. A lane
+// asked for a value 32 lanes down (outside the warp) gets its own back, so each level doubles
+// every value.
+__device__ float warp_sum(float v) {
+    for (int offset = 32; offset > 0; offset /= 2) v += __shfl_down_sync(0xffffffffu, v, offset);
+    return v;
+}
+
+extern "C" __global__ void reduce_warp(const float* x, float* block_sums, int n) {
+    __shared__ float warp_sums[32];
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    float v = warp_sum(i < n ? x[i] : 0.0f);
+    if (lane == 0) warp_sums[warp] = v;
+    __syncthreads();
+    if (warp == 0) {
+        v = warp_sum(lane < (int)(blockDim.x / 32) ? warp_sums[lane] : 0.0f);
+        if (lane == 0) block_sums[blockIdx.x] = v;
+    }
+}

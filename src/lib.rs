@@ -11,8 +11,8 @@
 pub mod book;
 pub mod catalog;
 pub mod chunk_pair;
-pub mod grade;
 pub mod gpu;
+pub mod grade;
 pub mod overlap;
 pub mod stubs;
 pub mod testing;

@@ -53,11 +53,7 @@ pub struct Engines {
 impl Engines {
     pub fn of(trace: &Trace) -> Engines {
         let sum = |pick: &dyn Fn(&TraceOp) -> bool| -> f64 { trace.ops.iter().filter(|o| pick(o)).map(TraceOp::duration_us).sum() };
-        Engines {
-            h2d_us: sum(&is_dir(CopyDir::HostToDevice)),
-            d2h_us: sum(&is_dir(CopyDir::DeviceToHost)),
-            compute_us: sum(&is_compute),
-        }
+        Engines { h2d_us: sum(&is_dir(CopyDir::HostToDevice)), d2h_us: sum(&is_dir(CopyDir::DeviceToHost)), compute_us: sum(&is_compute) }
     }
     /// No pipeline beats its busiest engine.
     pub fn bound_us(&self) -> f64 {
@@ -112,6 +108,9 @@ pub struct Run {
     pub chunk_elems: usize,
     /// Start to end, measured with events (on the emulator: its timeline model).
     pub elapsed_us: f64,
+    /// Host time spent issuing the pipeline (wall clock; on the emulator it includes running
+    /// the kernels, which the emulator does as they are issued).
+    pub issue_us: f64,
     /// The pipeline's operations only (set-up left out).
     pub trace: Trace,
 }
@@ -147,7 +146,9 @@ pub fn run(gpu: &Gpu, design: Design, chunks: usize, chunk_elems: usize) -> Resu
     let pairs = if design == Design::Serial { 1 } else { 2 };
     // SAFETY: each chunk is uploaded (x) or computed (y) before it is read.
     let mut bufs = (0..pairs)
-        .map(|p| unsafe { Ok((streams[p % stream_count].alloc::<f32>(chunk_elems)?, streams[p % stream_count].alloc::<f32>(chunk_elems)?)) })
+        .map(|p| unsafe {
+            Ok((streams[p % stream_count].alloc::<f32>(chunk_elems)?, streams[p % stream_count].alloc::<f32>(chunk_elems)?))
+        })
         .collect::<Result<Vec<_>>>()?;
     gpu.synchronize()?;
     gpu.clear_trace()?;
@@ -155,6 +156,7 @@ pub fn run(gpu: &Gpu, design: Design, chunks: usize, chunk_elems: usize) -> Resu
     gpu.set_auto_sync(false);
     let origin = gpu.default_stream();
     let start = origin.record_event()?;
+    let host_clock = std::time::Instant::now();
     let issued = (|| {
         for s in &streams {
             s.wait(&start)?;
@@ -178,6 +180,7 @@ pub fn run(gpu: &Gpu, design: Design, chunks: usize, chunk_elems: usize) -> Resu
         }
         Ok::<_, GpuError>(())
     })();
+    let issue_us = host_clock.elapsed().as_secs_f64() * 1e6;
     gpu.set_auto_sync(was_auto);
     issued?;
     let end = origin.record_event()?;
@@ -188,7 +191,7 @@ pub fn run(gpu: &Gpu, design: Design, chunks: usize, chunk_elems: usize) -> Resu
     if let Some(i) = (0..n).find(|&i| out[i] != inp[i] * A + B) {
         return Err(GpuError::Size(format!("{}: output[{i}] = {} but should be {}", design.name(), out[i], inp[i] * A + B)));
     }
-    Ok(Run { design, chunks, chunk_elems, elapsed_us, trace })
+    Ok(Run { design, chunks, chunk_elems, elapsed_us, trace, issue_us })
 }
 
 /// What one chunk's three steps need.
@@ -223,7 +226,13 @@ impl Pipe<'_> {
 /// Four waits per chunk: the kernel after the upload (x ready) and after the download two
 /// chunks back (y free); the download after the kernel; the upload after the kernel two chunks
 /// back (x free).
-fn three_streams(p: &mut Pipe<'_>, s: &[Arc<Stream>], bufs: &mut [(Buf, Buf)], out: &mut crate::gpu::PinnedHostSlice<f32>, chunks: usize) -> Result<()> {
+fn three_streams(
+    p: &mut Pipe<'_>,
+    s: &[Arc<Stream>],
+    bufs: &mut [(Buf, Buf)],
+    out: &mut crate::gpu::PinnedHostSlice<f32>,
+    chunks: usize,
+) -> Result<()> {
     let (up, work, down) = (&s[0], &s[1], &s[2]);
     let mut x_free: [Option<Event>; 2] = [None, None];
     let mut y_free: [Option<Event>; 2] = [None, None];
@@ -291,9 +300,18 @@ pub fn pinned_vs_pageable(gpu: &Gpu, bytes: usize, reps: usize) -> Result<Vec<Ba
     Ok(out)
 }
 
-/// Sizes the bench and the figures use by default: chunks of 1 Mi floats (4 MiB), 16 of them.
+/// Chunks the bench and the figures cut the job into by default.
 pub const DEFAULT_CHUNKS: usize = 16;
-pub const DEFAULT_CHUNK_ELEMS: usize = 1 << 20;
+
+/// Floats per chunk by default: 16 MiB on a GPU, where the host needs tens of microseconds to
+/// issue a chunk's three operations (with the trace's events) and smaller chunks would measure
+/// that; 4 MiB on the emulator, whose model charges 2 µs per operation.
+pub fn default_chunk_elems(gpu: &Gpu) -> usize {
+    match gpu.backend() {
+        BackendKind::Cuda => 1 << 22,
+        BackendKind::Emulator => 1 << 20,
+    }
+}
 
 /// `gpubook streams-bench`'s report: each design against the bound (its busiest engine) and
 /// against serial, the ping-pong goal, and pinned against pageable bandwidth.
@@ -323,6 +341,11 @@ pub fn report(gpu: &Gpu, chunks: usize, chunk_elems: usize, bw_bytes: usize, rep
             r.elapsed_us / serial,
             100.0 * r.hidden().fraction()
         );
+    }
+    if gpu.backend() == BackendKind::Cuda {
+        let ops = runs[0].trace.ops.iter().filter(|o| o.kind.is_copy() || o.kind.is_launch()).count().max(1);
+        let per_op = runs[0].issue_us / ops as f64;
+        let _ = writeln!(s, "host: {per_op:.1} µs to issue one operation (serial run, the trace's events included)");
     }
     let goal = 1.1 * bound + one_chunk;
     let pp = runs[1].elapsed_us;

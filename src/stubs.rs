@@ -44,9 +44,10 @@ pub fn stub_of(solution: &str, name: &str) -> anyhow::Result<String> {
             State::Stub if t == END => state = State::Outside,
             State::Stub => {
                 let indent = &line[..line.len() - line.trim_start().len()];
-                let body = t.strip_prefix("// ").or_else(|| t.strip_prefix("//")).with_context(|| {
-                    format!("{name}:{}: lines between `{STUB}` and `{END}` must be comments", i + 1)
-                })?;
+                let body = t
+                    .strip_prefix("// ")
+                    .or_else(|| t.strip_prefix("//"))
+                    .with_context(|| format!("{name}:{}: lines between `{STUB}` and `{END}` must be comments", i + 1))?;
                 out.push_str(if body.is_empty() { "" } else { indent });
                 out.push_str(body);
                 out.push('\n');
@@ -126,7 +127,8 @@ pub fn write(root: &Path, only: Option<&Path>) -> anyhow::Result<usize> {
             continue;
         }
         let path = root.join("exercises").join(&rel);
-        std::fs::create_dir_all(path.parent().expect("a file has a folder")).with_context(|| format!("creating the folder of {}", path.display()))?;
+        std::fs::create_dir_all(path.parent().expect("a file has a folder"))
+            .with_context(|| format!("creating the folder of {}", path.display()))?;
         std::fs::write(&path, text).with_context(|| format!("writing {}", path.display()))?;
         n += 1;
     }
@@ -139,7 +141,8 @@ mod tests {
 
     #[test]
     fn a_solution_region_becomes_its_stub() {
-        let sol = "fn f() -> i32 {\n    // SOLUTION\n    40 + 2\n    // STUB\n    // todo!(\"add\")\n    // END SOLUTION\n}\nuse solutions::x;\n";
+        let sol =
+            "fn f() -> i32 {\n    // SOLUTION\n    40 + 2\n    // STUB\n    // todo!(\"add\")\n    // END SOLUTION\n}\nuse solutions::x;\n";
         assert_eq!(stub_of(sol, "t").unwrap(), "fn f() -> i32 {\n    todo!(\"add\")\n}\nuse exercises::x;\n");
     }
 

@@ -44,7 +44,7 @@ fn round_trip_of_one_gib() {
     let host: Vec<u32> = (0..n as u32).map(|i| i.wrapping_mul(2_654_435_761)).collect();
     let dev = s.clone_htod(&host).unwrap();
     let back = s.clone_dtoh(&dev).unwrap();
-    assert!(back == host, "a {} MiB round trip changed data", n * 4 >> 20);
+    assert!(back == host, "a {} MiB round trip changed data", (n * 4) >> 20);
 }
 
 #[test]
@@ -260,7 +260,10 @@ fn automatic_sync_orders_streams_by_itself() {
     unsafe { l.launch(cfg1d(n, 256)) }.unwrap();
     assert_eq!(s2.clone_dtoh(&data).unwrap().len(), n);
     let trace = gpu.trace().unwrap();
-    assert!(trace.ops.iter().any(|o| o.kind == OpKind::WaitEvent { automatic: true } && o.stream == s2.id()), "no automatic wait in the trace");
+    assert!(
+        trace.ops.iter().any(|o| o.kind == OpKind::WaitEvent { automatic: true } && o.stream == s2.id()),
+        "no automatic wait in the trace"
+    );
 }
 
 #[test]

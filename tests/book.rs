@@ -26,8 +26,7 @@ const KERNEL: &str = "// ANCHOR: body\nextern \"C\" __global__ void hello(int* o
 
 /// A workspace with a one-chapter book whose chapter page is `page`; returns its root.
 fn workspace(name: &str, summary_extra: &str, page: &str) -> PathBuf {
-    let root =
-        std::env::temp_dir().join(format!("gpubook-book-test-{}-{name}", std::process::id()));
+    let root = std::env::temp_dir().join(format!("gpubook-book-test-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&root);
     let write = |rel: &str, text: &str| {
         let path = root.join(rel);
@@ -36,14 +35,8 @@ fn workspace(name: &str, summary_extra: &str, page: &str) -> PathBuf {
     };
     write("exercises.toml", CATALOG);
     write("kernels/ch01/hello.cu", KERNEL);
-    write(
-        "book/book.toml",
-        "[book]\ntitle = \"Test\"\n[build]\ncreate-missing = false\n",
-    );
-    write(
-        "book/src/SUMMARY.md",
-        &format!("# Summary\n\n# Chapter 1\n\n- [First](ch01-first/index.md){summary_extra}\n"),
-    );
+    write("book/book.toml", "[book]\ntitle = \"Test\"\n[build]\ncreate-missing = false\n");
+    write("book/src/SUMMARY.md", &format!("# Summary\n\n# Chapter 1\n\n- [First](ch01-first/index.md){summary_extra}\n"));
     write("book/src/ch01-first/index.md", page);
     root
 }
@@ -65,13 +58,8 @@ fn a_good_book_has_its_code_figure_and_exercise_box() {
     let html = std::fs::read_to_string(root.join("out/ch01-first/index.html")).unwrap();
     assert!(html.contains("__global__"), "the include was expanded");
     assert!(html.contains("<figure class=\"gpubook-figure\" data-backend=\"computed\">\n<svg"));
-    assert!(
-        html.contains("id=\"exercise-ch01-hello\"") && html.contains("gpubook check ch01-hello")
-    );
-    assert!(
-        html.contains("<code>hello&lt;&lt;&lt;1, 32&gt;&gt;&gt;</code>"),
-        "hints are Markdown"
-    );
+    assert!(html.contains("id=\"exercise-ch01-hello\"") && html.contains("gpubook check ch01-hello"));
+    assert!(html.contains("<code>hello&lt;&lt;&lt;1, 32&gt;&gt;&gt;</code>"), "hints are Markdown");
     // The second build takes the figure from the cache.
     let again = build(&options(&root)).unwrap();
     assert_eq!((again.figures.made, again.figures.cached), (0, 1));
@@ -83,10 +71,7 @@ fn a_missing_include_file_or_anchor_fails_the_build() {
     // mdbook itself would include nothing for a missing anchor, silently.
     let root = workspace("anchor", "", &GOOD.replace(":body}}", ":nobody}}"));
     let e = build(&options(&root)).unwrap_err();
-    assert!(
-        format!("{e:#}").contains("hello.cu has no `ANCHOR: nobody`"),
-        "{e:#}"
-    );
+    assert!(format!("{e:#}").contains("hello.cu has no `ANCHOR: nobody`"), "{e:#}");
     let page = root.join("book/src/ch01-first/index.md");
     std::fs::write(page, GOOD.replace("hello.cu", "bye.cu")).unwrap();
     let e = build(&options(&root)).unwrap_err();
@@ -96,35 +81,18 @@ fn a_missing_include_file_or_anchor_fails_the_build() {
 
 #[test]
 fn a_broken_internal_link_fails_the_build() {
-    let root = workspace(
-        "link",
-        "",
-        &GOOD.replace("(#exercise-ch01-hello)", "(#exercise-ch01-bye)"),
-    );
+    let root = workspace("link", "", &GOOD.replace("(#exercise-ch01-hello)", "(#exercise-ch01-bye)"));
     let e = build(&options(&root)).unwrap_err();
-    assert!(
-        format!("{e:#}").contains("broken link in ch01-first/index.html: `#exercise-ch01-bye`"),
-        "{e:#}"
-    );
+    assert!(format!("{e:#}").contains("broken link in ch01-first/index.html: `#exercise-ch01-bye`"), "{e:#}");
     std::fs::remove_dir_all(&root).unwrap();
 }
 
 #[test]
 fn an_unknown_exercise_or_a_missing_box_fails_the_build() {
-    let root = workspace(
-        "unknown",
-        "",
-        &GOOD.replace("{{#exercise ch01-hello}}", "{{#exercise ch01-bye}}"),
-    );
+    let root = workspace("unknown", "", &GOOD.replace("{{#exercise ch01-hello}}", "{{#exercise ch01-bye}}"));
     let e = format!("{:#}", build(&options(&root)).unwrap_err());
-    assert!(
-        e.contains("no exercise `ch01-bye` in exercises.toml"),
-        "{e}"
-    );
-    assert!(
-        e.contains("exercise `ch01-hello` (exercises.toml) has no"),
-        "{e}"
-    );
+    assert!(e.contains("no exercise `ch01-bye` in exercises.toml"), "{e}");
+    assert!(e.contains("exercise `ch01-hello` (exercises.toml) has no"), "{e}");
     std::fs::remove_dir_all(&root).unwrap();
 }
 
@@ -133,9 +101,6 @@ fn a_chapter_missing_from_the_summary_fails_the_build() {
     let root = workspace("summary", "", GOOD);
     std::fs::write(root.join("book/src/SUMMARY.md"), "# Summary\n").unwrap();
     let e = format!("{:#}", build(&options(&root)).unwrap_err());
-    assert!(
-        e.contains("book/src/ch01-first/index.md exists but no entry links it"),
-        "{e}"
-    );
+    assert!(e.contains("book/src/ch01-first/index.md exists but no entry links it"), "{e}");
     std::fs::remove_dir_all(&root).unwrap();
 }

@@ -93,7 +93,8 @@ fn launch(gpu: &Gpu, m: &Module, kernel: &str, c: &Case, out: &mut DeviceSlice<f
     let f = m.load_function(kernel)?;
     let s = gpu.default_stream();
     let n_i = n as i32;
-    let cfg = LaunchConfig { grid_dim: ((n as u32).div_ceil(c.block.min(1024)), 1, 1), block_dim: (c.block, 1, 1), shared_mem_bytes: c.shared };
+    let cfg =
+        LaunchConfig { grid_dim: ((n as u32).div_ceil(c.block.min(1024)), 1, 1), block_dim: (c.block, 1, 1), shared_mem_bytes: c.shared };
     let mut l = s.launch_builder(&f);
     l.arg(out).arg(x).arg(&n_i);
     unsafe { l.launch(cfg) }
@@ -118,7 +119,9 @@ fn every_planted_bug_is_diagnosed_and_every_twin_passes() {
             (None, Err(GpuError::LaunchConfig { message, .. })) => println!("{:<22} launch_config (API): {message}", c.bug),
             (Some(class), Err(GpuError::Kernel(d))) => {
                 let lines = marked_lines(c.bug);
-                let ok = d.class == *class && d.thread.is_some() && d.line.is_some_and(|l| lines.contains(&l))
+                let ok = d.class == *class
+                    && d.thread.is_some()
+                    && d.line.is_some_and(|l| lines.contains(&l))
                     && d.file.as_ref().is_some_and(|f| f.ends_with(ZOO));
                 println!("{:<22} {}", c.bug, d.to_string().lines().next().unwrap_or(""));
                 if !ok {
@@ -170,7 +173,24 @@ fn twins_agree_with_the_cpu_on_any_backend() {
     let n = 1024; // whole blocks, so every twin has a defined answer everywhere
     let x_host = input(n);
     let x = s.clone_htod(&x_host).unwrap();
-    for twin in ["copy", "scale", "difference", "reverse", "shared_staging", "block_reverse", "reduce", "global_sum", "shift", "uniform_barrier", "loop", "recursion", "small_local", "divide", "accumulate", "half_shuffle"] {
+    for twin in [
+        "copy",
+        "scale",
+        "difference",
+        "reverse",
+        "shared_staging",
+        "block_reverse",
+        "reduce",
+        "global_sum",
+        "shift",
+        "uniform_barrier",
+        "loop",
+        "recursion",
+        "small_local",
+        "divide",
+        "accumulate",
+        "half_shuffle",
+    ] {
         let c = Case { bug: twin, class: None, twin, block: 128, shared: 0, zeroed: true };
         let mut out = s.alloc_zeros::<f32>(n).unwrap();
         launch(&gpu, &m, &format!("ok_{twin}"), &c, &mut out, &x, n).unwrap_or_else(|e| panic!("ok_{twin}: {e}"));

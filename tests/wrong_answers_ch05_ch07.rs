@@ -40,8 +40,10 @@ enum Rounds {
     HostSync,
 }
 
-fn three_streams_wrong(how: Rounds) -> impl Fn(&Gpu, &[Vec<f32>], f32, f32) -> Result<Vec<Vec<f32>>> {
-    move |gpu, rounds, a, b| {
+type ThreeStreamsFn = dyn Fn(&Gpu, &[Vec<f32>], f32, f32) -> Result<Vec<Vec<f32>>>;
+
+fn three_streams_wrong(how: Rounds) -> Box<ThreeStreamsFn> {
+    Box::new(move |gpu, rounds, a, b| {
         let n = rounds[0].len();
         let f = gpu.load_module(kernel("solutions/kernels/ch05/axpb.cu"))?.load_function("axpb")?;
         let (up, work, down) = (gpu.new_stream()?, gpu.new_stream()?, gpu.new_stream()?);
@@ -82,7 +84,7 @@ fn three_streams_wrong(how: Rounds) -> impl Fn(&Gpu, &[Vec<f32>], f32, f32) -> R
             outs.push(hy);
         }
         outs.iter().map(|h| Ok(h.as_slice()?.to_vec())).collect()
-    }
+    })
 }
 
 #[test]
@@ -165,9 +167,11 @@ fn ping_pong_wrong(how: PingPong) -> Box<PingPongFn> {
 
 #[test]
 fn ping_pong_with_one_pair_of_buffers() {
-    expect_failure("ping_pong_with_one_pair_of_buffers", &["cross-stream hazard", "buffer `x[0]`", "give each stream its own pair"], || {
-        ch06::ping_pong(ping_pong_wrong(PingPong::OnePair))
-    });
+    expect_failure(
+        "ping_pong_with_one_pair_of_buffers",
+        &["cross-stream hazard", "buffer `x[0]`", "give each stream its own pair"],
+        || ch06::ping_pong(ping_pong_wrong(PingPong::OnePair)),
+    );
 }
 
 #[test]
@@ -206,7 +210,9 @@ fn ll_buffers_without_cleaning() {
 
 #[test]
 fn ll_buffers_with_plain_counts() {
-    expect_failure("ll_buffers_with_plain_counts", &["a count written as 0", "-n-1"], || ch06::ll_buffers(ll("tests/wrong/ch06/ll_plain_count.cu")));
+    expect_failure("ll_buffers_with_plain_counts", &["a count written as 0", "-n-1"], || {
+        ch06::ll_buffers(ll("tests/wrong/ch06/ll_plain_count.cu"))
+    });
 }
 
 // ---- ch07-zero-copy-combine ----
@@ -238,7 +244,11 @@ fn combine(how: Combine) -> impl Fn(&Gpu, &CombineInput) -> Result<Vec<f32>> {
             l.arg(&mut words).arg(&mw).arg(&weight).arg(&expert_of).arg(&r).arg(&k);
             unsafe { l.launch(cfg(rows)) }?;
         }
-        let grid = |rows: usize| LaunchConfig { grid_dim: ((hidden as u32).div_ceil(64), rows as u32, 1), block_dim: (64, 1, 1), shared_mem_bytes: 0 };
+        let grid = |rows: usize| LaunchConfig {
+            grid_dim: ((hidden as u32).div_ceil(64), rows as u32, 1),
+            block_dim: (64, 1, 1),
+            shared_mem_bytes: 0,
+        };
         let expert = m.load_function("expert_forward")?;
         if how == Combine::NoHeaderOffset {
             let mut payload = send.view_2d_mut::<f32>(0, rows, hidden, msg_words)?;
@@ -267,9 +277,11 @@ fn combine(how: Combine) -> impl Fn(&Gpu, &CombineInput) -> Result<Vec<f32>> {
 
 #[test]
 fn zero_copy_combine_that_still_stages() {
-    expect_failure("zero_copy_combine_that_still_stages", &["device-to-device copies", "the expert output was staged", "view of the send buffer"], || {
-        ch07::zero_copy_combine(combine(Combine::Copy), combine(Combine::Staged))
-    });
+    expect_failure(
+        "zero_copy_combine_that_still_stages",
+        &["device-to-device cop", "the expert output was staged", "view of the send buffer"],
+        || ch07::zero_copy_combine(combine(Combine::Copy), combine(Combine::Staged)),
+    );
 }
 
 #[test]
@@ -320,9 +332,11 @@ fn counts(how: Counts) -> impl Fn(&Gpu, &[i32], usize) -> Result<MappedHostSlice
 
 #[test]
 fn expert_counts_read_before_the_kernel_is_done() {
-    expect_failure("expert_counts_read_before_the_kernel_is_done", &["mapped buffer `counts`", "count_experts", "has not waited for it"], || {
-        ch07::expert_counts(counts(Counts::NoSync))
-    });
+    expect_failure(
+        "expert_counts_read_before_the_kernel_is_done",
+        &["mapped buffer `counts`", "count_experts", "has not waited for it"],
+        || ch07::expert_counts(counts(Counts::NoSync)),
+    );
 }
 
 #[test]

@@ -58,11 +58,7 @@ pub fn matrix_add(gpu: &Gpu, a: &[f32], b: &[f32], rows: usize, cols: usize) -> 
 // ANCHOR: image_config
 /// A 2-D launch of 16 × 16 blocks covering a `width × height` image: x along a row, y down.
 fn image_grid(width: usize, height: usize) -> LaunchConfig {
-    LaunchConfig {
-        grid_dim: ((width as u32).div_ceil(16), (height as u32).div_ceil(16), 1),
-        block_dim: (16, 16, 1),
-        shared_mem_bytes: 0,
-    }
+    LaunchConfig { grid_dim: ((width as u32).div_ceil(16), (height as u32).div_ceil(16), 1), block_dim: (16, 16, 1), shared_mem_bytes: 0 }
 }
 // ANCHOR_END: image_config
 

@@ -12,7 +12,8 @@ say() { printf '[notebooks] %s\n' "$*"; }
 
 # 1. The Rust kernel. A release build takes ~13 min on 2 cores; opt-level 1 ~4.5 min, and the
 #    kernel's speed does not matter here (the notebooks' own code is compiled by cargo).
-if ! evcxr_jupyter --version 2>/dev/null | grep -q '0\.22\.0'; then
+# (evcxr_jupyter has no --version; cargo's list of installed binaries says which one is there.)
+if ! cargo install --list | grep -q '^evcxr_jupyter v0\.22\.0:'; then
     say "installing evcxr_jupyter 0.22.0"
     CARGO_PROFILE_RELEASE_OPT_LEVEL=1 cargo install --locked --quiet evcxr_jupyter --version 0.22.0
 fi
@@ -27,6 +28,7 @@ config=$(mktemp -d)
 trap 'rm -rf "$config"' EXIT
 echo ':cache 4096' >"$config/init.evcxr"
 export EVCXR_CONFIG_DIR=$config
+export CARGO_TERM_QUIET=true # the kernel's cargo builds would fill the log
 
 # 4. Every chapter notebook must run clean...
 say "running notebooks/*.ipynb"

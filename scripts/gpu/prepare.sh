@@ -6,7 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 packages=("$@")
-[ ${#packages[@]} -gt 0 ] || packages=(--workspace)
+[ ${#packages[@]} -gt 0 ] || packages=(--workspace --exclude exercises)
 out=gpu-bin
 rm -rf "$out" && mkdir -p "$out/tests"
 cargo build --release --bin gpubook
@@ -25,4 +25,5 @@ for line in sys.stdin:
 ' "$out"
 [ -n "$(ls "$out/tests")" ] || { tail -30 target/gpu-build.log; exit 1; }
 cp scripts/gpu/run.sh "$out/run.sh"
+cp scripts/gpu/extra-*.sh "$out/" 2>/dev/null || true
 du -sh "$out"

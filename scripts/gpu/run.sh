@@ -1,25 +1,31 @@
 #!/usr/bin/env bash
-# Runs on the GPU machine from the repo root: every test binary in gpu-bin/tests with
-# GPUBOOK_BACKEND=cuda, then `gpubook doctor` and `gpubook bench`; prints a pass/fail table.
-# Full logs go to $OUT (the device tool brings them back).
+# Runs on the GPU machine from the repo root: every test of every binary in gpu-bin/tests with
+# GPUBOOK_BACKEND=cuda, each test in its own process (a kernel that faults on a GPU leaves its
+# CUDA context unusable, which must not fail the tests after it), then `gpubook doctor` and
+# `gpubook bench`. Prints a pass/fail/skip table; full logs go to $OUT.
 set -u
 export GPUBOOK_BACKEND=cuda
 out=${OUT:-/tmp/gpubook-out}; mkdir -p "$out"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null | sed 's/^/gpu: /'
-printf '%-44s %6s %6s %8s\n' binary passed failed skipped > "$out/table.txt"
+printf '%-40s %6s %6s %8s\n' binary passed failed skipped > "$out/table.txt"
 status=0
 for t in gpu-bin/tests/*; do
   name=$(basename "$t")
-  log="$out/$name.log"
-  timeout 300 "$t" --test-threads=1 --nocapture >"$log" 2>&1; rc=$?
-  passed=$(grep -o '[0-9]* passed' "$log" | awk '{s+=$1} END {print s+0}')
-  failed=$(grep -o '[0-9]* failed' "$log" | awk '{s+=$1} END {print s+0}')
-  skipped=$(grep -c '^SKIPPED' "$log")
-  [ "$rc" -eq 0 ] || status=1
-  printf '%-44s %6s %6s %8s%s\n' "$name" "$passed" "$failed" "$skipped" "$([ $rc -eq 0 ] || echo "  (exit $rc)")" >> "$out/table.txt"
+  log="$out/$name.log"; : > "$log"
+  passed=0; failed=0; skipped=0
+  for test in $("$t" --list --format terse 2>/dev/null | sed -n 's/: test$//p'); do
+    res=$(timeout 300 "$t" --exact "$test" --nocapture 2>&1); rc=$?
+    printf '==== %s\n%s\n' "$test" "$res" >> "$log"
+    if grep -q '^SKIPPED' <<<"$res"; then skipped=$((skipped + 1))
+    elif [ $rc -eq 0 ]; then passed=$((passed + 1))
+    else failed=$((failed + 1)); status=1; echo "FAILED $name::$test"; fi
+  done
+  printf '%-40s %6s %6s %8s\n' "$name" "$passed" "$failed" "$skipped" >> "$out/table.txt"
 done
 ./gpu-bin/gpubook doctor > "$out/doctor.txt" 2>&1
 ./gpu-bin/gpubook bench > "$out/bench.txt" 2>&1
-for f in "$out"/*.log; do grep -E '^(test .* FAILED|---- |thread .* panicked|SKIPPED)' "$f" | head -20 | sed "s|^|$(basename "$f"): |"; done
-echo; cat "$out/doctor.txt"; echo; cat "$out/bench.txt"; echo; cat "$out/table.txt"
+for extra in gpu-bin/extra-*.sh; do [ -f "$extra" ] && bash "$extra" >> "$out/extra.txt" 2>&1; done
+echo; cat "$out/doctor.txt"; echo; cat "$out/bench.txt"; echo
+[ -f "$out/extra.txt" ] && cat "$out/extra.txt"
+echo; cat "$out/table.txt"
 exit $status

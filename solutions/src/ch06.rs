@@ -68,7 +68,7 @@ pub fn ping_pong(
     }
     // STUB
     // todo!("two streams, each waiting for an event recorded after the parameters' upload; two pairs \
-    //        of chunk buffers; chunk i on stream and pair i % 2: upload, kernel, download")
+    //        of chunk buffers; chunk i on stream and pair i % 2: upload, kernel, download");
     // END SOLUTION
     Ok(())
 }

@@ -118,7 +118,7 @@ pub fn combine_zero_copy(gpu: &Gpu, p: &CombineInput) -> Result<Vec<f32>> {
     }
     // STUB
     // todo!("make a strided view of c.send's payload slots (view_2d_mut: HEADER_BYTES in, rows × hidden, \
-    //        one message of c.msg_words words per row) and launch expert_forward into it, with its row stride as ld")
+    //        one message of c.msg_words words per row) and launch expert_forward into it, with its row stride as ld");
     // END SOLUTION
     c.finish(p)
 }

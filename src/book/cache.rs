@@ -7,15 +7,8 @@ use std::hash::{DefaultHasher, Hash, Hasher};
 use std::path::{Path, PathBuf};
 
 /// What the outputs depend on besides the marker, relative to the workspace root.
-const SOURCES: &[&str] = &[
-    "src/viz",
-    "src/book",
-    "src/gpu",
-    "src/catalog.rs",
-    "crates/gpubook-emu/src",
-    "crates/gpubook-sim/src",
-    "kernels",
-];
+const SOURCES: &[&str] =
+    &["src/viz", "src/book", "src/gpu", "src/catalog.rs", "crates/gpubook-emu/src", "crates/gpubook-sim/src", "kernels"];
 
 pub struct Cache {
     dir: PathBuf,
@@ -26,11 +19,7 @@ pub struct Cache {
 impl Cache {
     /// A cache in `dir`; `enabled: false` still writes entries but never reads them.
     pub fn new(dir: PathBuf, root: &Path, enabled: bool) -> Cache {
-        Cache {
-            dir,
-            fingerprint: fingerprint(root),
-            enabled,
-        }
+        Cache { dir, fingerprint: fingerprint(root), enabled }
     }
 
     /// The entry name for a marker; `backend` is set for markers that run on a device.
@@ -52,9 +41,7 @@ impl Cache {
     pub fn put(&self, key: &str, html: &str) {
         let path = self.dir.join(format!("{key}.html"));
         let tmp = self.dir.join(format!("{key}.tmp{}", std::process::id()));
-        let _ = std::fs::create_dir_all(&self.dir)
-            .and_then(|_| std::fs::write(&tmp, html))
-            .and_then(|_| std::fs::rename(&tmp, &path));
+        let _ = std::fs::create_dir_all(&self.dir).and_then(|_| std::fs::write(&tmp, html)).and_then(|_| std::fs::rename(&tmp, &path));
     }
 }
 
@@ -103,8 +90,7 @@ mod tests {
         let root = std::env::temp_dir().join(format!("gpubook-cache-test-{}", std::process::id()));
         std::fs::create_dir_all(root.join("kernels")).unwrap();
         std::fs::write(root.join("kernels/a.cu"), "one").unwrap();
-        let key =
-            |root: &Path| Cache::new(root.join("cache"), root, true).key("figure launch n=8", None);
+        let key = |root: &Path| Cache::new(root.join("cache"), root, true).key("figure launch n=8", None);
         let before = key(&root);
         assert_eq!(before, key(&root));
         std::fs::write(root.join("kernels/a.cu"), "two").unwrap();

@@ -40,46 +40,27 @@ impl Preprocessor for ExerciseBoxes {
             };
             let rendered = markers::replace(&ch.content, &found, |m| {
                 m.args.only(1, &[])?;
-                let id = m.args.positional(0).ok_or_else(|| {
-                    anyhow!("names no exercise (`{{{{#exercise ch03-vector-add}}}}`)")
-                })?;
-                let e = self
-                    .catalog
-                    .get(id)
-                    .ok_or_else(|| anyhow!("no exercise `{id}` in exercises.toml"))?;
+                let id = m.args.positional(0).ok_or_else(|| anyhow!("names no exercise (`{{{{#exercise ch03-vector-add}}}}`)"))?;
+                let e = self.catalog.get(id).ok_or_else(|| anyhow!("no exercise `{id}` in exercises.toml"))?;
                 boxes.push((id.to_string(), path.clone()));
                 Ok(render(e))
             });
             match rendered {
                 Ok(content) => ch.content = content,
-                Err(es) => errors.extend(
-                    es.into_iter()
-                        .map(|e| e.context(format!("book/src/{}", path.display()))),
-                ),
+                Err(es) => errors.extend(es.into_iter().map(|e| e.context(format!("book/src/{}", path.display())))),
             }
         });
-        for e in self
-            .catalog
-            .exercises
-            .iter()
-            .filter(|e| !self.drafts.contains(&e.chapter))
-        {
-            let folder = self
-                .catalog
-                .chapter(e.chapter)
-                .map(|c| c.folder.as_str())
-                .unwrap_or_default();
-            if !boxes
-                .iter()
-                .any(|(id, page)| id == &e.id && page.starts_with(folder))
-            {
-                errors.push(anyhow!("exercise `{}` (exercises.toml) has no `{{{{#exercise {}}}}}` box on a page under book/src/{folder}/", e.id, e.id));
+        for e in self.catalog.exercises.iter().filter(|e| !self.drafts.contains(&e.chapter)) {
+            let folder = self.catalog.chapter(e.chapter).map(|c| c.folder.as_str()).unwrap_or_default();
+            if !boxes.iter().any(|(id, page)| id == &e.id && page.starts_with(folder)) {
+                errors.push(anyhow!(
+                    "exercise `{}` (exercises.toml) has no `{{{{#exercise {}}}}}` box on a page under book/src/{folder}/",
+                    e.id,
+                    e.id
+                ));
             }
         }
-        if let Some(first) = errors
-            .into_iter()
-            .reduce(|all, e| anyhow!("{all:#}\n{e:#}"))
-        {
+        if let Some(first) = errors.into_iter().reduce(|all, e| anyhow!("{all:#}\n{e:#}")) {
             bail!("{first:#}");
         }
         Ok(book)
@@ -89,19 +70,9 @@ impl Preprocessor for ExerciseBoxes {
 /// The box. Hints are Markdown (they use `code`), so each sits between blank lines inside its
 /// `<details>`, where mdbook renders it.
 pub fn render(e: &Exercise) -> String {
-    let files = e
-        .files
-        .iter()
-        .map(|f| format!("<code>exercises/{}</code>", esc(f)))
-        .collect::<Vec<_>>()
-        .join(", ");
+    let files = e.files.iter().map(|f| format!("<code>exercises/{}</code>", esc(f))).collect::<Vec<_>>().join(", ");
     let test = format!("cargo test -p exercises --test {} {}", e.test, e.function);
-    let concepts = e
-        .concepts
-        .iter()
-        .map(|c| esc(c))
-        .collect::<Vec<_>>()
-        .join(" · ");
+    let concepts = e.concepts.iter().map(|c| esc(c)).collect::<Vec<_>>().join(" · ");
     let mut out = format!(
         "\n<div class=\"gpubook-exercise\" id=\"exercise-{id}\">\n\
          <div class=\"gpubook-exercise-title\"><span class=\"gpubook-badge\">Exercise</span> {title} <code>{id}</code></div>\n\
@@ -117,10 +88,7 @@ pub fn render(e: &Exercise) -> String {
     let n = e.hints.len();
     for (i, hint) in e.hints.iter().enumerate() {
         let hint = escape_outside_code(hint);
-        out += &format!(
-            "<details class=\"gpubook-hint\"><summary>Hint {} of {n}</summary>\n\n{hint}\n\n</details>\n",
-            i + 1
-        );
+        out += &format!("<details class=\"gpubook-hint\"><summary>Hint {} of {n}</summary>\n\n{hint}\n\n</details>\n", i + 1);
     }
     out + "</div>\n"
 }
@@ -128,24 +96,11 @@ pub fn render(e: &Exercise) -> String {
 /// A hint's text with `<`, `>` and `&` escaped outside `code` spans: hints are prose, and a bare
 /// `alloc_zeros::<f32>(n)` must not become an HTML tag.
 fn escape_outside_code(s: &str) -> String {
-    s.split('`')
-        .enumerate()
-        .map(|(i, part)| {
-            if i % 2 == 1 {
-                part.to_string()
-            } else {
-                esc(part)
-            }
-        })
-        .collect::<Vec<_>>()
-        .join("`")
+    s.split('`').enumerate().map(|(i, part)| if i % 2 == 1 { part.to_string() } else { esc(part) }).collect::<Vec<_>>().join("`")
 }
 
 fn esc(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
+    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
 }
 
 #[cfg(test)]
@@ -161,10 +116,7 @@ mod tests {
             test: "ch03".into(),
             function: "vector_add".into(),
             concepts: vec!["the boundary guard".into()],
-            hints: vec![
-                "Use `if (i < n)`.".into(),
-                "Then alloc_zeros::<f32>(n) & `Vec<f32>`.".into(),
-            ],
+            hints: vec!["Use `if (i < n)`.".into(), "Then alloc_zeros::<f32>(n) & `Vec<f32>`.".into()],
         }
     }
 

@@ -34,9 +34,7 @@ impl Figures {
     }
 
     fn one(&self, m: &Marker, lab: &Lab, backend: &str) -> anyhow::Result<String> {
-        let key = self
-            .cache
-            .key(&m.text, outputs::needs_device(m).then_some(backend));
+        let key = self.cache.key(&m.text, outputs::needs_device(m).then_some(backend));
         if let Some(html) = self.cache.get(&key) {
             self.stats.lock().unwrap().cached += 1;
             return Ok(html);
@@ -66,13 +64,7 @@ impl Preprocessor for Figures {
         let mut errors = Vec::new();
         book.for_each_mut(|item| {
             let BookItem::Chapter(ch) = item else { return };
-            let page = format!(
-                "book/src/{}",
-                ch.path
-                    .as_deref()
-                    .unwrap_or(std::path::Path::new("?"))
-                    .display()
-            );
+            let page = format!("book/src/{}", ch.path.as_deref().unwrap_or(std::path::Path::new("?")).display());
             let found = match markers::find(&ch.content, &["figure", "run"]) {
                 Ok(m) => m,
                 Err(e) => return errors.push(e.context(page)),
@@ -82,11 +74,7 @@ impl Preprocessor for Figures {
                 Err(es) => errors.extend(es.into_iter().map(|e| e.context(page.clone()))),
             }
         });
-        if let Some(all) = errors
-            .into_iter()
-            .map(|e| format!("{e:#}"))
-            .reduce(|a, b| a + "\n" + &b)
-        {
+        if let Some(all) = errors.into_iter().map(|e| format!("{e:#}")).reduce(|a, b| a + "\n" + &b) {
             bail!("{all}");
         }
         Ok(book)
@@ -100,24 +88,12 @@ fn html(m: &Marker, out: &Output) -> String {
         Some(backend) => format!("Run at build time on {backend}"),
         None => "Computed at build time".to_string(),
     };
-    let provenance = format!(
-        "<span class=\"gpubook-provenance\">{origin} from <code>{{{{#{}}}}}</code></span>",
-        esc(&m.text)
-    );
-    let backend_attr = out
-        .ran_on
-        .as_deref()
-        .map(esc)
-        .unwrap_or_else(|| "computed".into());
+    let provenance = format!("<span class=\"gpubook-provenance\">{origin} from <code>{{{{#{}}}}}</code></span>", esc(&m.text));
+    let backend_attr = out.ran_on.as_deref().map(esc).unwrap_or_else(|| "computed".into());
     let caption = inline_code(&esc(&out.caption));
     match &out.body {
         Body::Svg(svg) => {
-            let svg: String = svg
-                .as_str()
-                .lines()
-                .filter(|l| !l.trim().is_empty())
-                .collect::<Vec<_>>()
-                .join("\n");
+            let svg: String = svg.as_str().lines().filter(|l| !l.trim().is_empty()).collect::<Vec<_>>().join("\n");
             format!(
                 "\n<figure class=\"gpubook-figure\" data-backend=\"{backend_attr}\">\n{svg}\n<figcaption>{caption}. {provenance}</figcaption>\n</figure>\n"
             )
@@ -134,10 +110,7 @@ fn html(m: &Marker, out: &Output) -> String {
 }
 
 fn esc(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
+    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
 }
 
 /// `` `code` `` spans to `<code>` (captions sit in HTML, where Markdown is not rendered).
@@ -158,9 +131,7 @@ mod tests {
     use super::*;
 
     fn marker(text: &str) -> Marker {
-        markers::find(&format!("{{{{#{text}}}}}"), &["figure", "run"])
-            .unwrap()
-            .remove(0)
+        markers::find(&format!("{{{{#{text}}}}}"), &["figure", "run"]).unwrap().remove(0)
     }
 
     #[test]
@@ -168,38 +139,25 @@ mod tests {
         let m = marker("figure launch n=100 block=32");
         let out = outputs::produce(&m, &Lab::default()).unwrap();
         let h = html(&m, &out);
-        assert!(
-            h.starts_with("\n<figure class=\"gpubook-figure\" data-backend=\"computed\">\n<svg")
-        );
+        assert!(h.starts_with("\n<figure class=\"gpubook-figure\" data-backend=\"computed\">\n<svg"));
         assert!(!h.contains("\n\n<"), "no blank line inside the figure");
-        assert!(h.contains(
-            "Computed at build time from <code>{{#figure launch n=100 block=32}}</code>"
-        ));
+        assert!(h.contains("Computed at build time from <code>{{#figure launch n=100 block=32}}</code>"));
     }
 
     #[test]
     fn runs_are_preformatted_and_tables_stay_markdown() {
-        let report = html(
-            &marker("run pipeline 1f1b pp=2 n=4"),
-            &outputs::produce(&marker("run pipeline 1f1b pp=2 n=4"), &Lab::default()).unwrap(),
-        );
+        let report =
+            html(&marker("run pipeline 1f1b pp=2 n=4"), &outputs::produce(&marker("run pipeline 1f1b pp=2 n=4"), &Lab::default()).unwrap());
         assert!(report.contains("<pre><code class=\"language-text\">"));
-        let table =
-            outputs::produce(&marker("run pipeline-compare pp=4 n=8"), &Lab::default()).unwrap();
-        assert!(
-            html(&marker("run pipeline-compare pp=4 n=8"), &table).contains("\n\n| schedule |")
-        );
+        let table = outputs::produce(&marker("run pipeline-compare pp=4 n=8"), &Lab::default()).unwrap();
+        assert!(html(&marker("run pipeline-compare pp=4 n=8"), &table).contains("\n\n| schedule |"));
     }
 
     #[test]
     fn bad_markers_say_what_they_take() {
-        let e = outputs::produce(&marker("figure launch n=10 blok=4"), &Lab::default())
-            .err()
-            .unwrap();
+        let e = outputs::produce(&marker("figure launch n=10 blok=4"), &Lab::default()).err().unwrap();
         assert!(e.to_string().contains("unknown option `blok`"), "{e}");
-        let e = outputs::produce(&marker("figure spiral"), &Lab::default())
-            .err()
-            .unwrap();
+        let e = outputs::produce(&marker("figure spiral"), &Lab::default()).err().unwrap();
         assert!(e.to_string().contains("unknown figure `spiral`"), "{e}");
     }
 }

@@ -28,15 +28,10 @@ impl Preprocessor for IncludeCheck {
             };
             let Some(page) = &ch.path else { continue };
             let dir = src.join(page.parent().unwrap_or(Path::new("")));
-            let found =
-                markers::find(&ch.content, &["include", "rustdoc_include"]).unwrap_or_default();
+            let found = markers::find(&ch.content, &["include", "rustdoc_include"]).unwrap_or_default();
             for m in found {
                 if let Err(e) = check(&dir, m.args.positional(0).unwrap_or("")) {
-                    errors.push(format!(
-                        "book/src/{}: {{{{#{}}}}}: {e}",
-                        page.display(),
-                        m.text
-                    ));
+                    errors.push(format!("book/src/{}: {{{{#{}}}}}: {e}", page.display(), m.text));
                 }
             }
         }
@@ -51,26 +46,17 @@ impl Preprocessor for IncludeCheck {
 fn check(dir: &Path, target: &str) -> anyhow::Result<()> {
     let (path, rest) = target.split_once(':').unwrap_or((target, ""));
     let file = dir.join(path);
-    let text = std::fs::read_to_string(&file)
-        .map_err(|e| anyhow!("cannot read {}: {e}", file.display()))?;
+    let text = std::fs::read_to_string(&file).map_err(|e| anyhow!("cannot read {}: {e}", file.display()))?;
     let anchor = rest.split(':').next().unwrap_or("");
     if anchor.is_empty() || anchor.parse::<usize>().is_ok() {
         return Ok(()); // the whole file, or a range of lines
     }
-    let has = |marker: &str| {
-        text.lines().any(|l| {
-            l.split(marker)
-                .nth(1)
-                .is_some_and(|after| after.split_whitespace().next() == Some(anchor))
-        })
-    };
+    let has =
+        |marker: &str| text.lines().any(|l| l.split(marker).nth(1).is_some_and(|after| after.split_whitespace().next() == Some(anchor)));
     match (has("ANCHOR:"), has("ANCHOR_END:")) {
         (true, true) => Ok(()),
         (false, _) => Err(anyhow!("{} has no `ANCHOR: {anchor}`", file.display())),
-        (true, false) => Err(anyhow!(
-            "{} has `ANCHOR: {anchor}` but no `ANCHOR_END: {anchor}`",
-            file.display()
-        )),
+        (true, false) => Err(anyhow!("{} has `ANCHOR: {anchor}` but no `ANCHOR_END: {anchor}`", file.display())),
     }
 }
 
@@ -82,32 +68,13 @@ mod tests {
     fn anchors_must_open_and_close() {
         let dir = std::env::temp_dir().join(format!("gpubook-includes-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        std::fs::write(
-            dir.join("k.cu"),
-            "// ANCHOR: body\nint x;\n// ANCHOR_END: body\n// ANCHOR: open\n",
-        )
-        .unwrap();
+        std::fs::write(dir.join("k.cu"), "// ANCHOR: body\nint x;\n// ANCHOR_END: body\n// ANCHOR: open\n").unwrap();
         assert!(check(&dir, "k.cu").is_ok());
         assert!(check(&dir, "k.cu:body").is_ok());
         assert!(check(&dir, "k.cu:2:3").is_ok());
-        assert!(
-            check(&dir, "k.cu:bod")
-                .unwrap_err()
-                .to_string()
-                .contains("no `ANCHOR: bod`")
-        );
-        assert!(
-            check(&dir, "k.cu:open")
-                .unwrap_err()
-                .to_string()
-                .contains("no `ANCHOR_END: open`")
-        );
-        assert!(
-            check(&dir, "missing.cu:body")
-                .unwrap_err()
-                .to_string()
-                .contains("cannot read")
-        );
+        assert!(check(&dir, "k.cu:bod").unwrap_err().to_string().contains("no `ANCHOR: bod`"));
+        assert!(check(&dir, "k.cu:open").unwrap_err().to_string().contains("no `ANCHOR_END: open`"));
+        assert!(check(&dir, "missing.cu:body").unwrap_err().to_string().contains("cannot read"));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -34,22 +34,10 @@ pub fn check(dest: &Path) -> std::io::Result<Vec<Broken>> {
                 None => (link.as_str(), None),
             };
             let path_part = path_part.split('?').next().unwrap_or("");
-            let target = if path_part.is_empty() {
-                page.clone()
-            } else {
-                resolve(page.parent().unwrap_or(dest), &decode(path_part))
-            };
-            let target = if target.is_dir() {
-                target.join("index.html")
-            } else {
-                target
-            };
+            let target = if path_part.is_empty() { page.clone() } else { resolve(page.parent().unwrap_or(dest), &decode(path_part)) };
+            let target = if target.is_dir() { target.join("index.html") } else { target };
             if !target.starts_with(dest) || !target.is_file() {
-                broken.push(Broken {
-                    page: page.clone(),
-                    link: link.clone(),
-                    why: "no such file".into(),
-                });
+                broken.push(Broken { page: page.clone(), link: link.clone(), why: "no such file".into() });
                 continue;
             }
             let Some(fragment) = fragment.filter(|f| !f.is_empty()) else {
@@ -61,11 +49,7 @@ pub fn check(dest: &Path) -> std::io::Result<Vec<Broken>> {
                     ids.insert(target.clone(), attribute_values(&text, &["id", "name"]));
                 }
                 if !ids[&target].iter().any(|id| *id == decode(fragment)) {
-                    broken.push(Broken {
-                        page: page.clone(),
-                        link: link.clone(),
-                        why: format!("no id=\"{fragment}\" there"),
-                    });
+                    broken.push(Broken { page: page.clone(), link: link.clone(), why: format!("no id=\"{fragment}\" there") });
                 }
             }
         }
@@ -88,12 +72,9 @@ fn collect_html(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
 fn is_external(link: &str) -> bool {
     let lower = link.to_ascii_lowercase();
     lower.starts_with("//")
-        || lower.split_once(':').is_some_and(|(scheme, _)| {
-            scheme
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || "+.-".contains(c))
-                && !scheme.is_empty()
-        })
+        || lower
+            .split_once(':')
+            .is_some_and(|(scheme, _)| scheme.chars().all(|c| c.is_ascii_alphanumeric() || "+.-".contains(c)) && !scheme.is_empty())
 }
 
 /// The values of `name="..."` (or `'...'`) attributes in `html`: enough for the HTML mdbook
@@ -123,11 +104,7 @@ fn attribute_values(html: &str, names: &[&str]) -> Vec<String> {
 
 /// `base/rel` with `.` and `..` folded (without touching the file system).
 fn resolve(base: &Path, rel: &str) -> PathBuf {
-    let mut out = if rel.starts_with('/') {
-        PathBuf::from("/")
-    } else {
-        base.to_path_buf()
-    };
+    let mut out = if rel.starts_with('/') { PathBuf::from("/") } else { base.to_path_buf() };
     for c in Path::new(rel).components() {
         match c {
             Component::ParentDir => {
@@ -147,11 +124,7 @@ pub(crate) fn decode(s: &str) -> String {
     let mut i = 0;
     while i < b.len() {
         let hex = |c: u8| (c as char).to_digit(16);
-        match (
-            b[i],
-            b.get(i + 1).copied().and_then(hex),
-            b.get(i + 2).copied().and_then(hex),
-        ) {
+        match (b[i], b.get(i + 1).copied().and_then(hex), b.get(i + 2).copied().and_then(hex)) {
             (b'%', Some(h), Some(l)) => {
                 out.push((h * 16 + l) as u8);
                 i += 3;
@@ -175,7 +148,11 @@ mod tests {
         std::fs::create_dir_all(dir.join("ch01")).unwrap();
         std::fs::write(dir.join("index.html"), r##"<a href="ch01/index.html#start">ok</a> <a href="ch01/index.html#nowhere">x</a> <a href="ch02/">y</a> <a href="https://example.org">e</a> <img src="pic%20one.svg"> <a href="#top">t</a><h1 id="top">"##).unwrap();
         std::fs::write(dir.join("pic one.svg"), "<svg/>").unwrap();
-        std::fs::write(dir.join("ch01/index.html"), r#"<h2 id="start">Start</h2><a href="../index.html">up</a> <a data-href="nope.html">d</a>"#).unwrap();
+        std::fs::write(
+            dir.join("ch01/index.html"),
+            r#"<h2 id="start">Start</h2><a href="../index.html">up</a> <a data-href="nope.html">d</a>"#,
+        )
+        .unwrap();
         let broken = check(&dir).unwrap();
         let links: Vec<_> = broken.iter().map(|b| b.link.as_str()).collect();
         assert_eq!(links, ["ch01/index.html#nowhere", "ch02/"]);

@@ -30,11 +30,8 @@ impl<S: Subscriber> Layer<S> for CountErrors {
 /// Installs the subscriber (once per process; later calls do nothing).
 pub fn init() {
     INIT.call_once(|| {
-        let print = tracing_subscriber::fmt::layer()
-            .with_writer(std::io::stderr)
-            .without_time()
-            .with_target(false)
-            .with_filter(LevelFilter::WARN);
+        let print =
+            tracing_subscriber::fmt::layer().with_writer(std::io::stderr).without_time().with_target(false).with_filter(LevelFilter::WARN);
         let subscriber = tracing_subscriber::registry().with(print).with(CountErrors);
         // Another subscriber already installed (a test harness) is fine: we only lose the count.
         let _ = tracing::subscriber::set_global_default(subscriber);

@@ -39,12 +39,7 @@ pub fn find(page: &str, names: &[&str]) -> anyhow::Result<Vec<Marker>> {
         let rest = inner.trim_start().strip_prefix(name).unwrap_or("");
         let args = Args::parse(rest).with_context(|| format!("in `{}`", &page[at..end]))?;
         let text = inner.split_whitespace().collect::<Vec<_>>().join(" ");
-        out.push(Marker {
-            range: at..end,
-            name: name.to_string(),
-            args,
-            text,
-        });
+        out.push(Marker { range: at..end, name: name.to_string(), args, text });
         from = end;
     }
     Ok(out)
@@ -69,11 +64,7 @@ pub fn replace(
         last = m.range.end;
     }
     out.push_str(&page[last..]);
-    if errors.is_empty() {
-        Ok(out)
-    } else {
-        Err(errors)
-    }
+    if errors.is_empty() { Ok(out) } else { Err(errors) }
 }
 
 /// A marker's arguments: words, then `key=value` pairs (values may be double-quoted).
@@ -118,11 +109,7 @@ impl Args {
     }
 
     pub fn raw(&self, key: &str) -> Option<&str> {
-        self.named
-            .iter()
-            .rev()
-            .find(|(k, _)| k == key)
-            .map(|(_, v)| v.as_str())
+        self.named.iter().rev().find(|(k, _)| k == key).map(|(_, v)| v.as_str())
     }
 
     /// `key`'s value parsed, or `default` when absent.
@@ -150,11 +137,7 @@ impl Args {
         let Some(v) = self.raw(key) else {
             return Ok(default);
         };
-        let parse = |s: &str| {
-            s.trim()
-                .parse::<u32>()
-                .map_err(|e| anyhow!("`{key}={v}`: {e}"))
-        };
+        let parse = |s: &str| s.trim().parse::<u32>().map_err(|e| anyhow!("`{key}={v}`: {e}"));
         match v.split_once(['x', '×']) {
             Some((a, b)) => Ok((parse(a)?, parse(b)?)),
             None => Ok((parse(v)?, 1)),
@@ -174,19 +157,12 @@ impl Args {
             "GiB" | "G" => 1 << 30,
             u => bail!("`{key}={v}`: unknown unit `{u}` (B, KiB, MiB, GiB)"),
         };
-        Ok(num
-            .parse::<usize>()
-            .map_err(|e| anyhow!("`{key}={v}`: {e}"))?
-            * scale)
+        Ok(num.parse::<usize>().map_err(|e| anyhow!("`{key}={v}`: {e}"))? * scale)
     }
 
     /// An error naming any key outside `known`, and any positional word beyond `positional`.
     pub fn only(&self, positional: usize, known: &[&str]) -> anyhow::Result<()> {
-        if let Some((k, _)) = self
-            .named
-            .iter()
-            .find(|(k, _)| !known.contains(&k.as_str()))
-        {
+        if let Some((k, _)) = self.named.iter().find(|(k, _)| !known.contains(&k.as_str())) {
             bail!("unknown option `{k}` (it takes: {})", known.join(", "));
         }
         if self.positional.len() > positional {
@@ -206,10 +182,7 @@ mod tests {
         let m = find(page, &["figure", "exercise"]).unwrap();
         assert_eq!(m.len(), 2);
         assert_eq!(m[0].text, "figure launch n=1000 block=256");
-        assert_eq!(
-            &page[m[0].range.clone()],
-            "{{#figure launch n=1000 block=256}}"
-        );
+        assert_eq!(&page[m[0].range.clone()], "{{#figure launch n=1000 block=256}}");
         assert_eq!(m[0].args.positional(0), Some("launch"));
         assert_eq!(m[0].args.get("n", 0usize).unwrap(), 1000);
         assert_eq!(m[1].args.positional(0), Some("ch03-vector-add"));
@@ -217,18 +190,12 @@ mod tests {
 
     #[test]
     fn parses_quotes_dims_and_sizes() {
-        let a = Args::parse(r#"thread-map matrix_2d block=16x8 to=64MiB caption="who wrote what""#)
-            .unwrap();
+        let a = Args::parse(r#"thread-map matrix_2d block=16x8 to=64MiB caption="who wrote what""#).unwrap();
         assert_eq!(a.positional, ["thread-map", "matrix_2d"]);
         assert_eq!(a.dims("block", (1, 1)).unwrap(), (16, 8));
         assert_eq!(a.bytes("to", 0).unwrap(), 64 << 20);
         assert_eq!(a.raw("caption"), Some("who wrote what"));
-        assert!(
-            a.only(2, &["block", "to"])
-                .unwrap_err()
-                .to_string()
-                .contains("caption")
-        );
+        assert!(a.only(2, &["block", "to"]).unwrap_err().to_string().contains("caption"));
         assert!(Args::parse("caption=\"open").is_err());
     }
 
@@ -236,19 +203,8 @@ mod tests {
     fn replace_collects_every_error() {
         let page = "{{#figure a}} and {{#figure b}}";
         let m = find(page, &["figure"]).unwrap();
-        let errs = replace(page, &m, |m| {
-            Err(anyhow!("bad {}", m.args.positional(0).unwrap()))
-        })
-        .unwrap_err();
+        let errs = replace(page, &m, |m| Err(anyhow!("bad {}", m.args.positional(0).unwrap()))).unwrap_err();
         assert_eq!(errs.len(), 2);
-        assert_eq!(
-            replace(page, &m, |m| Ok(m
-                .args
-                .positional(0)
-                .unwrap()
-                .to_uppercase()))
-            .unwrap(),
-            "A and B"
-        );
+        assert_eq!(replace(page, &m, |m| Ok(m.args.positional(0).unwrap().to_uppercase())).unwrap(), "A and B");
     }
 }

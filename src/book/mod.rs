@@ -53,20 +53,9 @@ impl Options {
     /// `target/book`, with the figure cache in `target/book-cache` (under `CARGO_TARGET_DIR` when
     /// that is set).
     pub fn new(root: &Path) -> Options {
-        let target = std::env::var_os("CARGO_TARGET_DIR")
-            .map(PathBuf::from)
-            .unwrap_or_else(|| root.join("target"));
-        let target = if target.is_absolute() {
-            target
-        } else {
-            root.join(target)
-        };
-        Options {
-            root: root.to_path_buf(),
-            dest: target.join("book"),
-            cache_dir: target.join("book-cache"),
-            use_cache: true,
-        }
+        let target = std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|| root.join("target"));
+        let target = if target.is_absolute() { target } else { root.join(target) };
+        Options { root: root.to_path_buf(), dest: target.join("book"), cache_dir: target.join("book-cache"), use_cache: true }
     }
 }
 
@@ -99,11 +88,7 @@ impl fmt::Display for Report {
         }
         if !self.drafts.is_empty() {
             let list: Vec<String> = self.drafts.iter().map(u32::to_string).collect();
-            write!(
-                f,
-                "\nnot written yet (drafts in SUMMARY.md): chapter {}",
-                list.join(", ")
-            )?;
+            write!(f, "\nnot written yet (drafts in SUMMARY.md): chapter {}", list.join(", "))?;
         }
         Ok(())
     }
@@ -117,12 +102,10 @@ pub fn build(opts: &Options) -> anyhow::Result<Report> {
     let book_dir = opts.root.join("book");
     let catalog = Catalog::load(&opts.root)?;
     let summary_path = book_dir.join("src/SUMMARY.md");
-    let summary_text = std::fs::read_to_string(&summary_path)
-        .with_context(|| format!("reading {}", summary_path.display()))?;
+    let summary_text = std::fs::read_to_string(&summary_path).with_context(|| format!("reading {}", summary_path.display()))?;
     let drafts = summary::check(&summary_text, &book_dir.join("src"), &catalog)?;
 
-    let mut config =
-        Config::from_disk(book_dir.join("book.toml")).context("reading book/book.toml")?;
+    let mut config = Config::from_disk(book_dir.join("book.toml")).context("reading book/book.toml")?;
     config.update_from_env()?;
     config.build.build_dir = opts.dest.clone();
     // A page SUMMARY.md lists but nobody wrote is an error, not an empty file made in book/src.
@@ -138,46 +121,24 @@ pub fn build(opts: &Options) -> anyhow::Result<Report> {
         .with_preprocessor(figures::Figures::new(cache, stats.clone()))
         .with_preprocessor(LinkPreprocessor::new())
         .with_preprocessor(IndexPreprocessor::new());
-    let pages = book
-        .iter()
-        .filter(|item| matches!(item, BookItem::Chapter(ch) if ch.path.is_some()))
-        .count();
+    let pages = book.iter().filter(|item| matches!(item, BookItem::Chapter(ch) if ch.path.is_some())).count();
 
     let errors_before = log::errors();
     book.build().context("building the book")?;
     let errors = log::errors() - errors_before;
     if errors > 0 {
-        bail!(
-            "mdbook reported {errors} error{} (the ERROR lines above)",
-            if errors == 1 { "" } else { "s" }
-        );
+        bail!("mdbook reported {errors} error{} (the ERROR lines above)", if errors == 1 { "" } else { "s" });
     }
     let broken = links::check(&opts.dest).context("checking links")?;
     if !broken.is_empty() {
         let list: Vec<String> = broken
             .iter()
             .map(|b| {
-                format!(
-                    "ERROR broken link in {}: `{}` ({})",
-                    b.page.strip_prefix(&opts.dest).unwrap_or(&b.page).display(),
-                    b.link,
-                    b.why
-                )
+                format!("ERROR broken link in {}: `{}` ({})", b.page.strip_prefix(&opts.dest).unwrap_or(&b.page).display(), b.link, b.why)
             })
             .collect();
-        bail!(
-            "{} broken internal link{}:\n{}",
-            broken.len(),
-            if broken.len() == 1 { "" } else { "s" },
-            list.join("\n")
-        );
+        bail!("{} broken internal link{}:\n{}", broken.len(), if broken.len() == 1 { "" } else { "s" }, list.join("\n"));
     }
     let figures = stats.lock().unwrap().clone();
-    Ok(Report {
-        dest: opts.dest.clone(),
-        pages,
-        figures,
-        drafts,
-        secs: started.elapsed().as_secs_f64(),
-    })
+    Ok(Report { dest: opts.dest.clone(), pages, figures, drafts, secs: started.elapsed().as_secs_f64() })
 }

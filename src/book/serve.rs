@@ -19,8 +19,7 @@ const RELOAD_SCRIPT: &str = "<script>(function(){let seen=null;setInterval(async
 /// Builds, serves, and rebuilds on every change until the process is stopped.
 pub fn serve(opts: &Options, port: u16) -> anyhow::Result<()> {
     report(build(opts));
-    let server = tiny_http::Server::http(("127.0.0.1", port))
-        .map_err(|e| anyhow!("cannot listen on 127.0.0.1:{port}: {e}"))?;
+    let server = tiny_http::Server::http(("127.0.0.1", port)).map_err(|e| anyhow!("cannot listen on 127.0.0.1:{port}: {e}"))?;
     println!("serving the book on http://127.0.0.1:{port}/ (Ctrl-C stops)");
     let version = Arc::new(AtomicU64::new(1));
     let (dest, v) = (opts.dest.clone(), version.clone());
@@ -60,9 +59,7 @@ fn watch(opts: &Options, version: &AtomicU64) -> anyhow::Result<()> {
     for rel in WATCHED {
         let path = opts.root.join(rel);
         if path.exists() {
-            watcher
-                .watch(&path, RecursiveMode::Recursive)
-                .with_context(|| format!("watching {}", path.display()))?;
+            watcher.watch(&path, RecursiveMode::Recursive).with_context(|| format!("watching {}", path.display()))?;
         }
     }
     loop {
@@ -81,10 +78,7 @@ fn watch(opts: &Options, version: &AtomicU64) -> anyhow::Result<()> {
 /// A change to a source, not to the build's own output or an editor's swap file.
 fn matters(event: notify::Result<notify::Event>, opts: &Options) -> bool {
     let Ok(event) = event else { return false };
-    let edits = matches!(
-        event.kind,
-        EventKind::Create(_) | EventKind::Modify(_) | EventKind::Remove(_)
-    );
+    let edits = matches!(event.kind, EventKind::Create(_) | EventKind::Modify(_) | EventKind::Remove(_));
     edits
         && event.paths.iter().any(|p| {
             let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
@@ -97,18 +91,9 @@ fn matters(event: notify::Result<notify::Event>, opts: &Options) -> bool {
 }
 
 fn respond(request: tiny_http::Request, dest: &Path, version: &AtomicU64) {
-    let url = request
-        .url()
-        .split(['?', '#'])
-        .next()
-        .unwrap_or("/")
-        .to_string();
+    let url = request.url().split(['?', '#']).next().unwrap_or("/").to_string();
     let response = if url == VERSION_URL {
-        page(
-            200,
-            version.load(Ordering::SeqCst).to_string().into_bytes(),
-            "text/plain",
-        )
+        page(200, version.load(Ordering::SeqCst).to_string().into_bytes(), "text/plain")
     } else {
         match file_for(dest, &url) {
             Some(path) => match std::fs::read(&path) {
@@ -124,18 +109,11 @@ fn respond(request: tiny_http::Request, dest: &Path, version: &AtomicU64) {
 /// The file a URL names under `dest`; `None` for anything that climbs out of it.
 fn file_for(dest: &Path, url: &str) -> Option<PathBuf> {
     let rel = decode(url.trim_start_matches('/'));
-    if rel
-        .split('/')
-        .any(|part| part == ".." || part.contains('\\'))
-    {
+    if rel.split('/').any(|part| part == ".." || part.contains('\\')) {
         return None;
     }
     let path = dest.join(rel);
-    Some(if path.is_dir() {
-        path.join("index.html")
-    } else {
-        path
-    })
+    Some(if path.is_dir() { path.join("index.html") } else { path })
 }
 
 fn with_reload(path: &Path, bytes: Vec<u8>) -> Vec<u8> {
@@ -154,19 +132,10 @@ fn not_found(dest: &Path) -> tiny_http::Response<std::io::Cursor<Vec<u8>>> {
     page(404, body, "text/html; charset=utf-8")
 }
 
-fn page(
-    status: u16,
-    body: Vec<u8>,
-    content_type: &str,
-) -> tiny_http::Response<std::io::Cursor<Vec<u8>>> {
-    let header =
-        tiny_http::Header::from_bytes("Content-Type", content_type).expect("a valid header");
-    let no_cache =
-        tiny_http::Header::from_bytes("Cache-Control", "no-store").expect("a valid header");
-    tiny_http::Response::from_data(body)
-        .with_status_code(status)
-        .with_header(header)
-        .with_header(no_cache)
+fn page(status: u16, body: Vec<u8>, content_type: &str) -> tiny_http::Response<std::io::Cursor<Vec<u8>>> {
+    let header = tiny_http::Header::from_bytes("Content-Type", content_type).expect("a valid header");
+    let no_cache = tiny_http::Header::from_bytes("Cache-Control", "no-store").expect("a valid header");
+    tiny_http::Response::from_data(body).with_status_code(status).with_header(header).with_header(no_cache)
 }
 
 fn content_type(path: &Path) -> &'static str {
@@ -192,28 +161,15 @@ mod tests {
     #[test]
     fn urls_stay_inside_the_book() {
         let dest = Path::new("/srv/book");
-        assert_eq!(
-            file_for(dest, "/ch01/index.html"),
-            Some(dest.join("ch01/index.html"))
-        );
+        assert_eq!(file_for(dest, "/ch01/index.html"), Some(dest.join("ch01/index.html")));
         assert_eq!(file_for(dest, "/../etc/passwd"), None);
         assert_eq!(file_for(dest, "/a/%2e%2e/%2e%2e/x"), None);
     }
 
     #[test]
     fn html_pages_get_the_reload_script() {
-        let out = with_reload(
-            Path::new("a.html"),
-            b"<html><body>hi</body></html>".to_vec(),
-        );
-        assert!(
-            String::from_utf8(out)
-                .unwrap()
-                .contains("/__gpubook/version")
-        );
-        assert_eq!(
-            with_reload(Path::new("a.css"), b"body{}".to_vec()),
-            b"body{}"
-        );
+        let out = with_reload(Path::new("a.html"), b"<html><body>hi</body></html>".to_vec());
+        assert!(String::from_utf8(out).unwrap().contains("/__gpubook/version"));
+        assert_eq!(with_reload(Path::new("a.css"), b"body{}".to_vec()), b"body{}");
     }
 }

@@ -28,10 +28,7 @@ pub fn check(summary: &str, src: &Path, catalog: &Catalog) -> anyhow::Result<Vec
                 Some(at)
             }
             (None, _, true) => {
-                problems.push(format!(
-                    "chapter {}: book/src/{page} exists but no entry links it: `- [{}]({page})`",
-                    ch.number, ch.title
-                ));
+                problems.push(format!("chapter {}: book/src/{page} exists but no entry links it: `- [{}]({page})`", ch.number, ch.title));
                 None
             }
             (None, Some(at), false) => {
@@ -56,10 +53,7 @@ pub fn check(summary: &str, src: &Path, catalog: &Catalog) -> anyhow::Result<Vec
         }
     }
     if !problems.is_empty() {
-        bail!(
-            "book/src/SUMMARY.md does not match exercises.toml:\n  {}",
-            problems.join("\n  ")
-        );
+        bail!("book/src/SUMMARY.md does not match exercises.toml:\n  {}", problems.join("\n  "));
     }
     Ok(drafts)
 }
@@ -70,24 +64,13 @@ mod tests {
     use crate::catalog::Chapter;
 
     fn catalog() -> Catalog {
-        let ch = |number, folder: &str| Chapter {
-            number,
-            title: format!("T{number}"),
-            folder: folder.into(),
-        };
-        Catalog {
-            chapters: vec![ch(1, "ch01-a"), ch(2, "ch02-b")],
-            exercises: vec![],
-        }
+        let ch = |number, folder: &str| Chapter { number, title: format!("T{number}"), folder: folder.into() };
+        Catalog { chapters: vec![ch(1, "ch01-a"), ch(2, "ch02-b")], exercises: vec![] }
     }
 
     /// A book source folder with the given chapter pages written.
     fn src(pages: &[&str]) -> std::path::PathBuf {
-        let dir = std::env::temp_dir().join(format!(
-            "gpubook-summary-{}-{}",
-            std::process::id(),
-            pages.join("+")
-        ));
+        let dir = std::env::temp_dir().join(format!("gpubook-summary-{}-{}", std::process::id(), pages.join("+")));
         for p in pages {
             std::fs::create_dir_all(dir.join(p)).unwrap();
             std::fs::write(dir.join(p).join("index.md"), "# x").unwrap();
@@ -99,43 +82,18 @@ mod tests {
     #[test]
     fn written_chapters_are_linked_in_order() {
         let both = src(&["ch01-a", "ch02-b"]);
-        assert_eq!(
-            check(
-                "- [A](ch01-a/index.md)\n- [B](ch02-b/index.md)\n",
-                &both,
-                &catalog()
-            )
-            .unwrap(),
-            Vec::<u32>::new()
-        );
-        let e = check(
-            "- [B](ch02-b/index.md)\n- [A](ch01-a/index.md)\n",
-            &both,
-            &catalog(),
-        )
-        .unwrap_err();
+        assert_eq!(check("- [A](ch01-a/index.md)\n- [B](ch02-b/index.md)\n", &both, &catalog()).unwrap(), Vec::<u32>::new());
+        let e = check("- [B](ch02-b/index.md)\n- [A](ch01-a/index.md)\n", &both, &catalog()).unwrap_err();
         assert!(e.to_string().contains("other way round"), "{e}");
         let e = check("- [A](ch01-a/index.md)\n", &both, &catalog()).unwrap_err();
-        assert!(
-            e.to_string()
-                .contains("ch02-b/index.md exists but no entry links it"),
-            "{e}"
-        );
+        assert!(e.to_string().contains("ch02-b/index.md exists but no entry links it"), "{e}");
     }
 
     #[test]
     fn unwritten_chapters_are_drafts() {
         let one = src(&["ch01-a"]);
-        assert_eq!(
-            check("- [A](ch01-a/index.md)\n- [T2]()\n", &one, &catalog()).unwrap(),
-            vec![2]
-        );
-        let e = check(
-            "- [A](ch01-a/index.md)\n- [B](ch02-b/index.md)\n",
-            &one,
-            &catalog(),
-        )
-        .unwrap_err();
+        assert_eq!(check("- [A](ch01-a/index.md)\n- [T2]()\n", &one, &catalog()).unwrap(), vec![2]);
+        let e = check("- [A](ch01-a/index.md)\n- [B](ch02-b/index.md)\n", &one, &catalog()).unwrap_err();
         assert!(e.to_string().contains("does not exist yet"), "{e}");
         let e = check("- [A](ch01-a/index.md)\n", &one, &catalog()).unwrap_err();
         assert!(e.to_string().contains("chapter 2 (T2) has no entry"), "{e}");

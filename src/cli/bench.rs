@@ -45,32 +45,48 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let (n_i, n4) = (n as i32, (n / 4) as i32);
     let bytes3 = (3 * n * 4) as f64;
 
-    let mut rows = vec![Row { name: "copy DtoD (ceiling)", bytes: (2 * n * 4) as f64, ms: time(&stream, args.reps, || Ok(stream.memcpy_dtod(&a_d, &mut copy_dst)?))? }];
+    let mut rows = vec![Row {
+        name: "copy DtoD (ceiling)",
+        bytes: (2 * n * 4) as f64,
+        ms: time(&stream, args.reps, || Ok(stream.memcpy_dtod(&a_d, &mut copy_dst)?))?,
+    }];
     let block = 256u32;
     let cfg = LaunchConfig { grid_dim: ((n as u32).div_ceil(block), 1, 1), block_dim: (block, 1, 1), shared_mem_bytes: 0 };
-    rows.push(Row { name: "vector add, naive", bytes: bytes3, ms: time(&stream, args.reps, || {
-        let mut l = stream.launch_builder(&naive);
-        l.arg(&a_d).arg(&b_d).arg(&mut c_d).arg(&n_i);
-        Ok(unsafe { l.launch(cfg) }?)
-    })? });
+    rows.push(Row {
+        name: "vector add, naive",
+        bytes: bytes3,
+        ms: time(&stream, args.reps, || {
+            let mut l = stream.launch_builder(&naive);
+            l.arg(&a_d).arg(&b_d).arg(&mut c_d).arg(&n_i);
+            Ok(unsafe { l.launch(cfg) }?)
+        })?,
+    });
     check(&stream.clone_dtoh(&c_d)?, &a, &b).context("naive vector add gave wrong results")?;
 
     let cfg4 = LaunchConfig { grid_dim: ((n as u32 / 4).div_ceil(block), 1, 1), block_dim: (block, 1, 1), shared_mem_bytes: 0 };
-    rows.push(Row { name: "vector add, float4", bytes: bytes3, ms: time(&stream, args.reps, || {
-        let mut l = stream.launch_builder(&wide);
-        l.arg(&a4).arg(&b4).arg(&mut c4).arg(&n4);
-        Ok(unsafe { l.launch(cfg4) }?)
-    })? });
+    rows.push(Row {
+        name: "vector add, float4",
+        bytes: bytes3,
+        ms: time(&stream, args.reps, || {
+            let mut l = stream.launch_builder(&wide);
+            l.arg(&a4).arg(&b4).arg(&mut c4).arg(&n4);
+            Ok(unsafe { l.launch(cfg4) }?)
+        })?,
+    });
     check(&from_float4(&stream.clone_dtoh(&c4)?), &a, &b).context("float4 vector add gave wrong results")?;
 
     stream.memset_zeros(&mut c4)?;
     let sms = gpu.info().multiprocessors.max(1);
     let cfg_t = LaunchConfig { grid_dim: (sms * 8, 1, 1), block_dim: (block, 1, 1), shared_mem_bytes: 0 };
-    rows.push(Row { name: "vector add, tuned", bytes: bytes3, ms: time(&stream, args.reps, || {
-        let mut l = stream.launch_builder(&tuned);
-        l.arg(&a4).arg(&b4).arg(&mut c4).arg(&n4);
-        Ok(unsafe { l.launch(cfg_t) }?)
-    })? });
+    rows.push(Row {
+        name: "vector add, tuned",
+        bytes: bytes3,
+        ms: time(&stream, args.reps, || {
+            let mut l = stream.launch_builder(&tuned);
+            l.arg(&a4).arg(&b4).arg(&mut c4).arg(&n4);
+            Ok(unsafe { l.launch(cfg_t) }?)
+        })?,
+    });
     check(&from_float4(&stream.clone_dtoh(&c4)?), &a, &b).context("tuned vector add gave wrong results")?;
 
     let ceiling = rows[0].bytes / rows[0].ms;

@@ -28,12 +28,9 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         course.reload_progress();
         anstream::println!("\nCompare with the book's answer: {}", cmd(format_args!("gpubook solution {}", ex.id)));
         match course.after(&ex.id) {
-            Some(next) => anstream::println!(
-                "Next: {} ({}): {}",
-                paint(BOLD, &next.id),
-                next.title,
-                cmd(format_args!("gpubook check {}", next.id))
-            ),
+            Some(next) => {
+                anstream::println!("Next: {} ({}): {}", paint(BOLD, &next.id), next.title, cmd(format_args!("gpubook check {}", next.id)))
+            }
             None => anstream::println!("{}", paint(OK, "That was the last open exercise: the whole course is done!")),
         }
         return Ok(ExitCode::SUCCESS);

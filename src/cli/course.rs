@@ -55,7 +55,9 @@ impl Course {
         let Some(q) = query else {
             return match self.current() {
                 Some(e) => Ok(e),
-                None if self.catalog.exercises.is_empty() => bail!("exercises.toml lists no exercises yet"),
+                None if self.catalog.exercises.is_empty() => {
+                    bail!("exercises.toml lists no exercises yet")
+                }
                 None => bail!("every exercise has passed: name one to work on it again (`gpubook list` shows them)"),
             };
         };

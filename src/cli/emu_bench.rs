@@ -94,17 +94,25 @@ fn compile_times(gpu: &Gpu) -> anyhow::Result<(f64, f64)> {
 
 fn numba_times(path: &PathBuf) -> anyhow::Result<Vec<(String, f64)>> {
     let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-    Ok(text.lines().filter_map(|l| {
-        let w: Vec<&str> = l.split_whitespace().collect();
-        Some((w.first()?.to_string(), w.get(2)?.parse().ok()?))
-    }).collect())
+    Ok(text
+        .lines()
+        .filter_map(|l| {
+            let w: Vec<&str> = l.split_whitespace().collect();
+            Some((w.first()?.to_string(), w.get(2)?.parse().ok()?))
+        })
+        .collect())
 }
 
 pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     let (check, fast) = (emulator(Mode::Check)?, emulator(Mode::Fast)?);
     let numba = a.numba.as_ref().map(numba_times).transpose()?.unwrap_or_default();
     let numba_of = |name: &str| numba.iter().find(|(n, _)| n == name).map(|(_, t)| *t);
-    println!("gpubook emulator on {} ({} fast-mode threads), median of {} runs", std::env::consts::ARCH, fast.info().multiprocessors, a.reps);
+    println!(
+        "gpubook emulator on {} ({} fast-mode threads), median of {} runs",
+        std::env::consts::ARCH,
+        fast.info().multiprocessors,
+        a.reps
+    );
     println!("{:<26} {:>12} {:>12} {:>12} {:>14}", "kernel", "check (s)", "fast (s)", "numba (s)", "numba / check");
     let rows = [
         ("vector_add", 65_536, vector_add(&check, 65_536, a.reps)?, vector_add(&fast, 65_536, a.reps)?),

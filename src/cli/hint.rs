@@ -19,12 +19,13 @@ pub struct Args {
 pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     let course = Course::load()?;
     let ex = course.find(a.id.as_deref())?;
-    anstream::print!("{}", reveal(&course.root, ex)?);
+    let again = format!("run `gpubook hint {}` again", ex.id);
+    anstream::print!("{}", reveal(&course.root, ex, &again)?);
     Ok(ExitCode::SUCCESS)
 }
 
-/// Records one more hint as shown and renders all shown so far.
-pub fn reveal(root: &Path, ex: &Exercise) -> anyhow::Result<String> {
+/// Records one more hint as shown and renders all shown so far; `again` says how to get the next.
+pub fn reveal(root: &Path, ex: &Exercise, again: &str) -> anyhow::Result<String> {
     let total = ex.hints.len() as u32;
     let mut new = false;
     let entry = Progress::update(root, &ex.id, |e| {
@@ -32,11 +33,11 @@ pub fn reveal(root: &Path, ex: &Exercise) -> anyhow::Result<String> {
         e.hints_shown = (e.hints_shown + 1).min(total);
     })
     .with_context(|| format!("recording the hint in {}", Progress::path(root).display()))?;
-    Ok(render(ex, entry.hints_shown as usize, new))
+    Ok(render(ex, entry.hints_shown as usize, new, again))
 }
 
 /// The first `shown` hints; the last one highlighted when it is `new`.
-fn render(ex: &Exercise, shown: usize, new: bool) -> String {
+fn render(ex: &Exercise, shown: usize, new: bool, again: &str) -> String {
     let total = ex.hints.len();
     let mut out = String::new();
     for (i, hint) in ex.hints.iter().take(shown).enumerate() {
@@ -55,7 +56,8 @@ fn render(ex: &Exercise, shown: usize, new: bool) -> String {
         }
         let _ = writeln!(out, "Still stuck? The answer: {}", cmd(format_args!("gpubook solution {} --force", ex.id)));
     } else if shown < total {
-        let _ = writeln!(out, "{}", paint(DIM, format_args!("({} more: run `gpubook hint {}` again)", total - shown, ex.id)));
+        let more = total - shown;
+        let _ = writeln!(out, "{}", paint(DIM, format_args!("({more} more: {again})")));
     }
     out
 }
@@ -73,11 +75,11 @@ mod tests {
     fn hints_come_one_at_a_time_then_run_out() {
         let c = course(&[]);
         let ex = c.find(Some("saxpy")).unwrap();
-        let first = plain(&render(ex, 1, true));
+        let first = plain(&render(ex, 1, true, "again"));
         assert!(first.contains("hint 1/2: h1") && !first.contains("h2") && first.contains("1 more"), "{first}");
-        let second = plain(&render(ex, 2, true));
+        let second = plain(&render(ex, 2, true, "again"));
         assert!(second.contains("hint 1/2: h1") && second.contains("hint 2/2: h2") && !second.contains("more"), "{second}");
-        let out = plain(&render(ex, 2, false));
+        let out = plain(&render(ex, 2, false, "again"));
         assert!(out.contains("No more hints") && out.contains("gpubook solution ch03-saxpy --force"), "{out}");
     }
 }

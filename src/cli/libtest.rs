@@ -7,11 +7,16 @@
 pub enum Verdict {
     Passed,
     /// The grader's report, and whatever the learner's code printed before it.
-    Failed { report: String, printed: String },
+    Failed {
+        report: String,
+        printed: String,
+    },
     /// The binary has no test of that name (exercises/tests/ was changed or is out of date).
     NotFound,
     /// The process ended before the test finished; what it printed outside the capture.
-    Stopped { printed: String },
+    Stopped {
+        printed: String,
+    },
 }
 
 /// Reads libtest's plain output for the test named `function`.

@@ -36,7 +36,8 @@ pub struct Args {
 }
 
 pub fn run(a: Args) -> anyhow::Result<ExitCode> {
-    let args = PipelineArgs { schedule: a.schedule, pp: a.pp, microbatches: a.microbatches, f: a.f, b: a.b, w: a.w, fb: a.fb, latency: a.latency };
+    let args =
+        PipelineArgs { schedule: a.schedule, pp: a.pp, microbatches: a.microbatches, f: a.f, b: a.b, w: a.w, fb: a.fb, latency: a.latency };
     print!("{}", run_report(&args)?);
     if let Some(path) = a.svg {
         let result = args.simulate()?;

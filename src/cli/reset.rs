@@ -37,8 +37,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         }
     }
     for file in &ex.files {
-        let written = gpubook::stubs::write(&course.root, Some(Path::new(file)))
-            .with_context(|| format!("restoring exercises/{file}"))?;
+        let written = gpubook::stubs::write(&course.root, Some(Path::new(file))).with_context(|| format!("restoring exercises/{file}"))?;
         if written != 1 {
             bail!("there is no stub for exercises/{file}: solutions/{file} is missing");
         }

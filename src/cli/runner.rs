@@ -3,7 +3,7 @@
 //! it printed into an outcome. `check` and `watch` both grade through here.
 
 use super::libtest::{self, Verdict};
-use super::style::{BAD, BOLD, DIM, OK, code_spans, cmd, paint};
+use super::style::{BAD, BOLD, DIM, OK, cmd, code_spans, paint};
 use super::testbin::{self, Build};
 use anyhow::Context;
 use gpubook::catalog::Exercise;
@@ -15,7 +15,10 @@ use std::process::{Command, Stdio};
 pub enum Outcome {
     Passed,
     /// The grader's report, and what the learner's code printed on the way.
-    Failed { report: String, printed: String },
+    Failed {
+        report: String,
+        printed: String,
+    },
     /// cargo's diagnostics: the grader never ran.
     DoesNotCompile(String),
     /// The test could not run or finish (a missing test, a crash that escaped the grader).
@@ -63,12 +66,19 @@ pub fn grade(root: &Path, ex: &Exercise, progress: &mut dyn FnMut(String)) -> an
         Verdict::Stopped { printed } => {
             record_failing(root, &ex.id);
             let stderr = String::from_utf8_lossy(&out.stderr);
-            let tail: Vec<&str> = stderr.lines().rev().take(20).collect::<Vec<_>>().into_iter().rev().collect();
-            Outcome::Broken(format!(
-                "the test process stopped before the grader finished ({}).\n{printed}\n{}",
-                out.status,
-                tail.join("\n")
-            ))
+            let lines: Vec<&str> = stderr.lines().collect();
+            let tail = lines[lines.len().saturating_sub(20)..].join("\n");
+            let mut why = format!(
+                "the test process stopped before the grader finished ({}): something ended the \
+                 whole process (process::exit, abort, a crash) where the grader could not catch it.",
+                out.status
+            );
+            for part in [printed.trim(), tail.trim()] {
+                if !part.is_empty() {
+                    why = format!("{why}\n{part}");
+                }
+            }
+            Outcome::Broken(why)
         }
     })
 }

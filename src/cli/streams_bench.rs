@@ -15,9 +15,9 @@ pub struct Args {
     /// Chunks the job is cut into.
     #[arg(long, default_value_t = overlap::DEFAULT_CHUNKS)]
     chunks: usize,
-    /// Floats per chunk (default 1 Mi = 4 MiB).
-    #[arg(long, default_value_t = overlap::DEFAULT_CHUNK_ELEMS)]
-    chunk_elems: usize,
+    /// Floats per chunk (default: 4 Mi = 16 MiB on a GPU, 1 Mi = 4 MiB on the emulator).
+    #[arg(long)]
+    chunk_elems: Option<usize>,
     /// MiB per copy in the bandwidth measurement.
     #[arg(long, default_value_t = 64)]
     bw_mib: usize,
@@ -34,9 +34,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if gpu.backend() == BackendKind::Emulator {
         gpu = Gpu::emulated(0, EmuConfig { mode: Mode::Fast, ..EmuConfig::from_env() })?;
     }
-    anyhow::ensure!(args.chunks > 0 && args.chunk_elems > 0, "--chunks and --chunk-elems must be positive");
+    let chunk_elems = args.chunk_elems.unwrap_or_else(|| overlap::default_chunk_elems(&gpu));
+    anyhow::ensure!(args.chunks > 0 && chunk_elems > 0, "--chunks and --chunk-elems must be positive");
     println!("gpubook streams-bench on {} ({})", gpu.info().name, gpu.backend());
-    let (report, runs) = overlap::report(&gpu, args.chunks, args.chunk_elems, args.bw_mib << 20, args.reps)?;
+    let (report, runs) = overlap::report(&gpu, args.chunks, chunk_elems, args.bw_mib << 20, args.reps)?;
     print!("{report}");
     if let Some(dir) = args.svg {
         std::fs::create_dir_all(&dir)?;

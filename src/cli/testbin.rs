@@ -61,9 +61,11 @@ fn cargo_no_run(root: &Path, test: &str, progress: &mut dyn FnMut(String)) -> an
     let mut errors = Vec::new();
     for line in BufReader::new(child.stdout.take().expect("piped")).lines() {
         let line = line.context("reading cargo's output")?;
-        let Ok(msg) = serde_json::from_str::<Message>(&line) else { continue };
+        let Ok(msg) = serde_json::from_str::<Message>(&line) else {
+            continue;
+        };
         match msg.reason.as_str() {
-            "compiler-artifact" if !msg.fresh => progress(format!("compiled {}", msg.target.name)),
+            "compiler-artifact" if !msg.fresh => progress(format!("compiling: {} done", msg.target.name)),
             "compiler-message" if msg.message.level == "error" => errors.push(msg.message.rendered),
             _ => {}
         }
@@ -150,7 +152,8 @@ impl Stamps {
 /// Folders of the root that cannot change what the exercises' test binary is built from.
 /// Everything else counts, so a change anywhere we did not think of costs a cargo run, never a
 /// stale binary. exercises/kernels is the point: kernels are read when the test runs.
-const NOT_INPUTS: &[&str] = &[".git", ".gpubook", "target", "book", "docs", "notebooks", "scripts", "solutions", "exercises/kernels"];
+const NOT_INPUTS: &[&str] =
+    &[".git", ".gpubook", "target", "gpu-bin", "book", "docs", "notebooks", "scripts", "solutions", "exercises/kernels"];
 
 /// The newest modification time (ns) of any file that could be a compile input; `None` when
 /// the tree cannot be read (then cargo decides).

@@ -91,12 +91,16 @@ impl Watching {
 
     /// Whether a file event concerns the current exercise's files.
     fn touches(&self, paths: &[PathBuf]) -> bool {
-        let Some(ex) = self.current.as_deref().and_then(|id| self.course.catalog.get(id)) else { return false };
+        let Some(ex) = self.current.as_deref().and_then(|id| self.course.catalog.get(id)) else {
+            return false;
+        };
         paths.iter().any(|p| ex.files.iter().any(|f| *p == self.course.exercise_file(f)))
     }
 
     fn grade(&mut self) {
-        let Some(ex) = self.current.as_deref().and_then(|id| self.course.catalog.get(id)).cloned() else { return };
+        let Some(ex) = self.current.as_deref().and_then(|id| self.course.catalog.get(id)).cloned() else {
+            return;
+        };
         self.note.clear();
         self.term.status(&format!("checking {}…", ex.id));
         let term = &self.term;
@@ -138,8 +142,10 @@ impl Watching {
     }
 
     fn hint(&mut self) {
-        let Some(ex) = self.current.as_deref().and_then(|id| self.course.catalog.get(id)) else { return };
-        self.note = hint::reveal(&self.course.root, ex).unwrap_or_else(|e| format!("error: {e:#}\n"));
+        let Some(ex) = self.current.as_deref().and_then(|id| self.course.catalog.get(id)) else {
+            return;
+        };
+        self.note = hint::reveal(&self.course.root, ex, "press h again").unwrap_or_else(|e| format!("error: {e:#}\n"));
         self.redraw();
     }
 

@@ -50,24 +50,10 @@ pub(crate) trait Backend: Send + Sync {
     fn free(&self, stream: StreamId, addr: u64) -> Result<()>;
     /// # Safety
     /// `src` must stay valid (and, for pinned memory, unchanged) until the copy completes.
-    unsafe fn copy_htod(
-        &self,
-        stream: StreamId,
-        dst: u64,
-        src: *const u8,
-        bytes: usize,
-        mem: HostMem,
-    ) -> Result<()>;
+    unsafe fn copy_htod(&self, stream: StreamId, dst: u64, src: *const u8, bytes: usize, mem: HostMem) -> Result<()>;
     /// # Safety
     /// `dst` must stay valid and unread until the copy completes.
-    unsafe fn copy_dtoh(
-        &self,
-        stream: StreamId,
-        dst: *mut u8,
-        src: u64,
-        bytes: usize,
-        mem: HostMem,
-    ) -> Result<()>;
+    unsafe fn copy_dtoh(&self, stream: StreamId, dst: *mut u8, src: u64, bytes: usize, mem: HostMem) -> Result<()>;
     fn copy_dtod(&self, stream: StreamId, dst: u64, src: u64, bytes: usize) -> Result<()>;
     fn memset(&self, stream: StreamId, dst: u64, byte: u8, bytes: usize) -> Result<()>;
 

@@ -207,13 +207,7 @@ impl Backend for CudaBackend {
         let s = self.stream(stream)?;
         // cudaMalloc of 0 bytes is legal; keep one byte so every buffer has a distinct address.
         let bytes = bytes.max(1);
-        let r = unsafe {
-            if self.ctx.has_async_alloc() {
-                result::malloc_async(s.cu_stream(), bytes)
-            } else {
-                result::malloc_sync(bytes)
-            }
-        };
+        let r = unsafe { if self.ctx.has_async_alloc() { result::malloc_async(s.cu_stream(), bytes) } else { result::malloc_sync(bytes) } };
         r.map_err(|e| {
             if e.0 == sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY {
                 let (free, total) = self.ctx.mem_get_info().unwrap_or((0, 0));
@@ -279,9 +273,7 @@ impl Backend for CudaBackend {
         let mut params: Vec<*mut c_void> = l.args.iter().map(|a| a.as_ptr() as *mut c_void).collect();
         let g = (l.grid[0], l.grid[1], l.grid[2]);
         let b = (l.block[0], l.block[1], l.block[2]);
-        drv("cuLaunchKernel", unsafe {
-            result::launch_kernel(f.cu_function(), g, b, l.shared_mem_bytes, s.cu_stream(), &mut params)
-        })
+        drv("cuLaunchKernel", unsafe { result::launch_kernel(f.cu_function(), g, b, l.shared_mem_bytes, s.cu_stream(), &mut params) })
     }
 
     fn record_event(&self, stream: StreamId) -> Result<EventId> {
@@ -364,8 +356,10 @@ struct CudaKernels {
 
 impl BackendModule for CudaKernels {
     fn function(&self, name: &str) -> Result<Arc<dyn BackendFunction>> {
-        self.module.load_function(name).map(|f| Arc::new(f) as Arc<dyn BackendFunction>).map_err(|_| {
-            GpuError::KernelNotFound { name: name.into(), file: self.file.clone(), available: self.names.join(", ") }
+        self.module.load_function(name).map(|f| Arc::new(f) as Arc<dyn BackendFunction>).map_err(|_| GpuError::KernelNotFound {
+            name: name.into(),
+            file: self.file.clone(),
+            available: self.names.join(", "),
         })
     }
 }

@@ -10,36 +10,18 @@ pub type Result<T, E = GpuError> = std::result::Result<T, E>;
 pub enum GpuError {
     /// The backend asked for (or the default one) is not usable on this machine.
     #[error("{backend} backend unavailable: {reason}\n  fix: {fix}")]
-    Unavailable {
-        backend: &'static str,
-        reason: String,
-        fix: String,
-    },
+    Unavailable { backend: &'static str, reason: String, fix: String },
     /// A CUDA driver call failed.
     #[error("CUDA error in {call}: {message}")]
     Driver { call: &'static str, message: String },
     /// The kernel source did not compile (NVRTC or the emulator's C++ compiler).
     #[error("{}: {message}", location(file, *line))]
-    Compile {
-        file: PathBuf,
-        line: Option<u32>,
-        message: String,
-        log: String,
-    },
+    Compile { file: PathBuf, line: Option<u32>, message: String, log: String },
     /// The source uses a CUDA feature the chosen backend cannot run.
     #[error("{}: {feature} is not supported by {backend}", location(file, *line))]
-    Unsupported {
-        backend: &'static str,
-        feature: String,
-        file: PathBuf,
-        line: Option<u32>,
-    },
+    Unsupported { backend: &'static str, feature: String, file: PathBuf, line: Option<u32> },
     #[error("no kernel named `{name}` in {file}; it defines: {available}")]
-    KernelNotFound {
-        name: String,
-        file: PathBuf,
-        available: String,
-    },
+    KernelNotFound { name: String, file: PathBuf, available: String },
     /// The arguments given to a launch do not match the kernel's parameters.
     #[error("launch of `{kernel}`: {message}")]
     Arguments { kernel: String, message: String },
@@ -75,9 +57,6 @@ fn location(file: &std::path::Path, line: Option<u32>) -> String {
 
 impl GpuError {
     pub(crate) fn driver(call: &'static str, e: impl std::fmt::Display) -> Self {
-        GpuError::Driver {
-            call,
-            message: e.to_string(),
-        }
+        GpuError::Driver { call, message: e.to_string() }
     }
 }

@@ -58,12 +58,7 @@ impl fmt::Display for DeviceInfo {
             self.compute_capability.0, self.compute_capability.1, self.multiprocessors, self.warp_size
         )?;
         writeln!(f, "memory    {gib:.1} GiB")?;
-        writeln!(
-            f,
-            "limits    {} threads/block, {} KiB shared/block",
-            self.max_threads_per_block,
-            self.max_shared_mem_per_block / 1024
-        )?;
+        writeln!(f, "limits    {} threads/block, {} KiB shared/block", self.max_threads_per_block, self.max_shared_mem_per_block / 1024)?;
         if let Some(v) = self.driver_version {
             writeln!(f, "driver    CUDA {}.{}", v / 1000, (v % 1000) / 10)?;
         }

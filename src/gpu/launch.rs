@@ -8,10 +8,10 @@ use super::backend::LaunchRequest;
 use super::error::{GpuError, Result};
 use super::mapped::MappedHostSlice;
 use super::memory::{DevicePtr, DeviceSlice, DeviceView, DeviceViewMut, RawRef};
-use super::strided::{StridedView, StridedViewMut};
 use super::module::Function;
 use super::repr::{DeviceRepr, is_known_c_type};
 use super::stream::{Stream, access};
+use super::strided::{StridedView, StridedViewMut};
 use super::trace::OpKind;
 use gpubook_emu::Param;
 use std::sync::Arc;
@@ -181,7 +181,13 @@ impl<'a> LaunchArgs<'a> {
             bytes_touched,
             mapped_bytes,
         };
-        let kind = OpKind::Launch { kernel: name.clone(), grid: request.grid, block: request.block, shared_mem_bytes: cfg.shared_mem_bytes, buffers };
+        let kind = OpKind::Launch {
+            kernel: name.clone(),
+            grid: request.grid,
+            block: request.block,
+            shared_mem_bytes: cfg.shared_mem_bytes,
+            buffers,
+        };
         let stream_id = self.stream.id();
         gpu.inner.run_op(stream_id, kind, &name, &accesses, |b| b.launch(stream_id, &request))?;
         Ok(())
@@ -192,7 +198,9 @@ fn check_config(info: &super::DeviceInfo, kernel: &str, cfg: &LaunchConfig) -> R
     let err = |message: String| Err(GpuError::LaunchConfig { kernel: kernel.into(), message });
     let (g, b) = (cfg.grid_dim, cfg.block_dim);
     if [g.0, g.1, g.2, b.0, b.1, b.2].contains(&0) {
-        return err(format!("grid_dim {g:?} and block_dim {b:?} must have no zero dimension (an empty launch is an error on a GPU: did n.div_ceil(block) give 0?)"));
+        return err(format!(
+            "grid_dim {g:?} and block_dim {b:?} must have no zero dimension (an empty launch is an error on a GPU: did n.div_ceil(block) give 0?)"
+        ));
     }
     if cfg.threads_per_block() > info.max_threads_per_block as u64 {
         return err(format!(
@@ -227,7 +235,10 @@ fn check_args(kernel: &str, params: &[Param], args: &[Arg<'_>]) -> Result<()> {
         let known = is_known_c_type(&p.base);
         match (&a.kind, p.pointer) {
             (ArgKind::Pointer { raw, rust, .. }, false) => {
-                return err(format!("argument {i} `{} {}` is a value, but a device buffer (`{}` of {rust}) was given", p.ty, p.name, raw.label));
+                return err(format!(
+                    "argument {i} `{} {}` is a value, but a device buffer (`{}` of {rust}) was given",
+                    p.ty, p.name, raw.label
+                ));
             }
             (ArgKind::Scalar { rust, .. }, true) => {
                 return err(format!(

@@ -197,7 +197,15 @@ pub(crate) struct Region<'a> {
 
 impl<'a> Region<'a> {
     pub(crate) fn raw(&self, offset: usize, bytes: usize) -> RawRef<'a> {
-        RawRef { gpu: self.gpu, buffer: self.buffer, addr: self.addr + offset as u64, bytes, offset, label: self.label, mapped: self.mapped }
+        RawRef {
+            gpu: self.gpu,
+            buffer: self.buffer,
+            addr: self.addr + offset as u64,
+            bytes,
+            offset,
+            label: self.label,
+            mapped: self.mapped,
+        }
     }
 }
 
@@ -286,7 +294,13 @@ impl<'a, T: DeviceRepr> DeviceViewMut<'a, T> {
         Ok(DeviceViewMut::new(self.region, offset, len))
     }
     /// A writable `rows × cols` matrix of `U` inside this view.
-    pub fn view_2d_mut<U: DeviceRepr>(&mut self, byte_offset: usize, rows: usize, cols: usize, row_stride: usize) -> Result<StridedViewMut<'_, U>> {
+    pub fn view_2d_mut<U: DeviceRepr>(
+        &mut self,
+        byte_offset: usize,
+        rows: usize,
+        cols: usize,
+        row_stride: usize,
+    ) -> Result<StridedViewMut<'_, U>> {
         let span = strided_span(self.region.label, rows, cols, row_stride)?;
         Ok(StridedViewMut::new(self.view_as_mut::<U>(byte_offset, span)?, rows, cols, row_stride))
     }
@@ -295,7 +309,13 @@ impl<'a, T: DeviceRepr> DeviceViewMut<'a, T> {
         let offset = reinterpret::<T, U>(self.region.label, self.offset, self.num_bytes(), byte_offset, len)?;
         Ok(DeviceViewMut::new(self.region, offset, len))
     }
-    pub(crate) fn into_view_2d<U: DeviceRepr>(self, byte_offset: usize, rows: usize, cols: usize, row_stride: usize) -> Result<StridedViewMut<'a, U>> {
+    pub(crate) fn into_view_2d<U: DeviceRepr>(
+        self,
+        byte_offset: usize,
+        rows: usize,
+        cols: usize,
+        row_stride: usize,
+    ) -> Result<StridedViewMut<'a, U>> {
         let span = strided_span(self.region.label, rows, cols, row_stride)?;
         Ok(StridedViewMut::new(self.into_view_as::<U>(byte_offset, span)?, rows, cols, row_stride))
     }
@@ -307,7 +327,7 @@ impl<'a, T: DeviceRepr> DeviceViewMut<'a, T> {
 fn reinterpret<T: DeviceRepr, U: DeviceRepr>(label: &str, base: usize, bytes: usize, byte_offset: usize, len: usize) -> Result<usize> {
     let (size, align) = (std::mem::size_of::<U>(), std::mem::align_of::<U>());
     let offset = base + byte_offset;
-    if offset % align != 0 {
+    if !offset.is_multiple_of(align) {
         return Err(GpuError::Size(format!(
             "a view of {} must start at a multiple of {align} bytes, but byte {byte_offset} of `{label}`'s view \
              (byte {offset} of the allocation) is not: a GPU faults on a misaligned {} load",

@@ -86,9 +86,9 @@ impl Stream {
         let bytes = d.bytes;
         let kind = OpKind::Copy { dir: CopyDir::HostToDevice, bytes, pinned: host_mem_pinned(mem), src: None, dst: Some(d.buffer) };
         let access = [access(&d, true)];
-        self.gpu.inner.run_op(self.id, kind, "memcpy_htod", &access, |b| unsafe {
-            b.copy_htod(self.id, d.addr, ptr as *const u8, bytes, mem)
-        })?;
+        self.gpu
+            .inner
+            .run_op(self.id, kind, "memcpy_htod", &access, |b| unsafe { b.copy_htod(self.id, d.addr, ptr as *const u8, bytes, mem) })?;
         if let Some(p) = src.pending() {
             p.track(&self.gpu.inner, self.id)?;
         }
@@ -115,10 +115,8 @@ impl Stream {
 
     /// Copies device memory into a new `Vec` (`cudaMemcpy(DeviceToHost)`); waits for it.
     pub fn clone_dtoh<T: DeviceRepr, Src: DevicePtr<T>>(&self, src: &Src) -> Result<Vec<T>> {
-        let mut out: Vec<T> = Vec::with_capacity(src.len());
-        // SAFETY: every byte is written by the copy before anyone reads it (DeviceRepr: any
-        // bit pattern is a valid value); on error the Vec is dropped unread.
-        unsafe { out.set_len(src.len()) };
+        // SAFETY: DeviceRepr types are valid for every bit pattern, all-zero included.
+        let mut out = vec![unsafe { std::mem::zeroed::<T>() }; src.len()];
         self.memcpy_dtoh(src, &mut out)?;
         Ok(out)
     }

@@ -16,14 +16,39 @@ pub enum CopyDir {
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub enum OpKind {
-    Alloc { buffer: BufferId, bytes: usize, label: String },
-    Free { buffer: BufferId, bytes: usize },
-    Copy { dir: CopyDir, bytes: usize, pinned: bool, src: Option<BufferId>, dst: Option<BufferId> },
-    Memset { buffer: BufferId, bytes: usize, value: u8 },
-    Launch { kernel: String, grid: [u32; 3], block: [u32; 3], shared_mem_bytes: u32, buffers: Vec<(BufferId, bool)> },
+    Alloc {
+        buffer: BufferId,
+        bytes: usize,
+        label: String,
+    },
+    Free {
+        buffer: BufferId,
+        bytes: usize,
+    },
+    Copy {
+        dir: CopyDir,
+        bytes: usize,
+        pinned: bool,
+        src: Option<BufferId>,
+        dst: Option<BufferId>,
+    },
+    Memset {
+        buffer: BufferId,
+        bytes: usize,
+        value: u8,
+    },
+    Launch {
+        kernel: String,
+        grid: [u32; 3],
+        block: [u32; 3],
+        shared_mem_bytes: u32,
+        buffers: Vec<(BufferId, bool)>,
+    },
     RecordEvent,
     /// `automatic`: inserted by automatic cross-stream synchronisation, not by the program.
-    WaitEvent { automatic: bool },
+    WaitEvent {
+        automatic: bool,
+    },
     SynchronizeStream,
     SynchronizeDevice,
 }
@@ -92,10 +117,13 @@ impl Trace {
     }
     /// Bytes copied in one direction.
     pub fn bytes_copied(&self, dir: CopyDir) -> usize {
-        self.ops.iter().map(|o| match &o.kind {
-            OpKind::Copy { dir: d, bytes, .. } if *d == dir => *bytes,
-            _ => 0,
-        }).sum()
+        self.ops
+            .iter()
+            .map(|o| match &o.kind {
+                OpKind::Copy { dir: d, bytes, .. } if *d == dir => *bytes,
+                _ => 0,
+            })
+            .sum()
     }
     /// Allocations with no matching free: (buffer, bytes, label).
     pub fn leaks(&self) -> Vec<(BufferId, usize, String)> {

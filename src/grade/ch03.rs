@@ -48,7 +48,7 @@ pub(super) fn one_launch(trace: &Trace, what: &str) -> Result<Launch, Failure> {
 /// and a larger one.
 pub(super) fn shapes_2d() -> Vec<(usize, usize, &'static str)> {
     vec![
-        (1, 1, "1 × 1"),
+        (1, 1, "a single element"),
         (1, 300, "a single row"),
         (300, 1, "a single column"),
         (16, 16, "one 16 × 16 block"),
@@ -84,6 +84,16 @@ pub fn vector_add(f: impl Fn(&Gpu, &[f32], &[f32]) -> Result<Vec<f32>>) {
             }
             let want: Vec<f64> = a.iter().zip(&b).map(|(x, y)| *x as f64 + *y as f64).collect();
             check_f32("c", &c, &want, Tolerance::F32).map_err(|e| {
+                let e = match still_zero(&c, &want) {
+                    Some((first, more)) => Failure {
+                        details: e.details,
+                        ..Failure::new(format!(
+                            "c[{first}] is still 0{}: the zeros of alloc_zeros, never overwritten by the kernel",
+                            if more > 0 { format!(" (and so are {more} more elements)") } else { String::new() }
+                        ))
+                    },
+                    None => e,
+                };
                 e.input(&input).concept(
                     "one thread per element: i = blockIdx.x * blockDim.x + threadIdx.x, a grid of ceil(n / block) \
                      blocks, and `if (i < n)` for the threads past the end",
@@ -103,6 +113,14 @@ pub fn vector_add(f: impl Fn(&Gpu, &[f32], &[f32]) -> Result<Vec<f32>>) {
         }
         Ok(())
     });
+}
+
+/// When every wrong element of `got` is exactly 0 (and should not be): the first and how many
+/// more. Memory from `alloc_zeros` that the kernel never wrote looks like this.
+fn still_zero(got: &[f32], want: &[f64]) -> Option<(usize, usize)> {
+    let bad: Vec<usize> = (0..got.len()).filter(|&i| (got[i] as f64 - want[i]).abs() > 1e-5 + 1e-5 * want[i].abs()).collect();
+    let first = *bad.first()?;
+    bad.iter().all(|&i| got[i] == 0.0).then_some((first, bad.len() - 1))
 }
 
 const GRID_STRIDE: &str = "a grid-stride loop: i starts at blockIdx.x * blockDim.x + threadIdx.x and steps by the number \
@@ -130,14 +148,16 @@ pub fn bias_relu(f: impl Fn(&Gpu, &[f32], f32, u32) -> Result<Vec<f32>>) {
         for (n, name, blocks) in cases {
             let x = ctx.rng.vec_f32(n, -10.0, 10.0);
             let bias = ctx.rng.f32(0.5, 2.0);
-            let input = format!("n = {n} ({name}), bias = {bias}, asked for {blocks} block{}", if blocks == 1 { "" } else { "s" });
+            let input = format!("n = {n} ({name}), bias = {bias}, asked for {}", count(blocks as usize, "block"));
             ctx.gpu.clear_trace().map_err(Failure::from)?;
             let got = ctx.call_explained(&input, &explain, || f(&ctx.gpu, &x, bias, blocks))?;
             let trace = ctx.gpu.trace().map_err(Failure::from)?;
             let launch = one_launch(&trace, "one bias_relu").map_err(|e| e.input(&input))?;
             if launch.grid != [blocks, 1, 1] {
                 return Err(Failure::new(format!("the grader asked for a grid of {blocks} blocks; the launch had {}", launch.describe()))
-                    .concept("the grid is given: a grid-stride kernel covers any n with any grid, so the launch uses the `blocks` asked for")
+                    .concept(
+                        "the grid is given: a grid-stride kernel covers any n with any grid, so the launch uses the `blocks` asked for",
+                    )
                     .input(&input));
             }
             let relu = |v: f64| v.max(0.0);
@@ -154,10 +174,7 @@ pub fn bias_relu(f: impl Fn(&Gpu, &[f32], f32, u32) -> Result<Vec<f32>>) {
                     if bad.len() > 1 { format!(" (nor were {} more elements)", bad.len() - 1) } else { String::new() }
                 );
                 let why = if first as u64 >= threads {
-                    format!(
-                        "the grid has {threads} threads, so element {first} is on a thread's second (or later) trip around \
-                         the loop: {GRID_STRIDE}"
-                    )
+                    format!("the grid has {threads} threads, so element {first} waits for a thread's second trip or later; {GRID_STRIDE}")
                 } else {
                     GRID_STRIDE.to_string()
                 };
@@ -190,7 +207,7 @@ pub fn matrix_add(f: impl Fn(&Gpu, &[f32], &[f32], usize, usize) -> Result<Vec<f
     };
     grade("ch03-matrix-add", |ctx| {
         for (rows, cols, name) in shapes_2d() {
-            let input = format!("{rows} rows × {cols} columns ({name})");
+            let input = format!("{} × {} ({name})", count(rows, "row"), count(cols, "column"));
             let a = ctx.rng.vec_f32(rows * cols, -100.0, 100.0);
             let b = ctx.rng.vec_f32(rows * cols, -100.0, 100.0);
             ctx.gpu.clear_trace().map_err(Failure::from)?;
@@ -226,6 +243,11 @@ pub fn matrix_add(f: impl Fn(&Gpu, &[f32], &[f32], usize, usize) -> Result<Vec<f
     });
 }
 
+/// "1 row", "17 rows".
+pub(super) fn count(n: usize, what: &str) -> String {
+    format!("{n} {what}{}", if n == 1 { "" } else { "s" })
+}
+
 /// Pixels of test images lie in 0..=240, so a 255 in an output is the poison pattern a kernel
 /// never overwrote, not a value it computed.
 const PIXEL_MAX: i32 = 241;
@@ -250,9 +272,8 @@ pub fn rgb_to_gray(f: impl Fn(&Gpu, &[u8], usize, usize) -> Result<Vec<u8>>) {
             let got = ctx.call_explained(&name, &explain, || f(&ctx.gpu, &rgb, width, height))?;
             // The kernel computes in float32 (perhaps with fused multiply-adds) and truncates: it may
             // land one below or above a float64 reference.
-            let want: Vec<f64> =
-                rgb.chunks(3).map(|p| (0.21 * p[0] as f64 + 0.72 * p[1] as f64 + 0.07 * p[2] as f64).floor()).collect();
-            check_f32("gray", &with_poison(&got), &want, Tolerance { abs: 1.0, rel: 0.0 }).map_err(|e| {
+            let want: Vec<u8> = rgb.chunks(3).map(|p| (0.21 * p[0] as f64 + 0.72 * p[1] as f64 + 0.07 * p[2] as f64) as u8).collect();
+            check_bytes_within("gray", &got, &want, 1).map_err(|e| {
                 e.input(&name).concept(
                     "one thread per pixel on a 2-D grid: pixel = row * width + col, and the channels are interleaved, so \
                      its red, green and blue bytes are rgb[3 * pixel], rgb[3 * pixel + 1], rgb[3 * pixel + 2]",
@@ -310,8 +331,35 @@ fn box_blur(image: &[u8], width: usize, height: usize, radius: usize) -> Vec<u8>
     out
 }
 
-/// Bytes as floats for `check_f32`, with 255 (the poison byte; test images never reach it) as the
-/// poison NaN so that unwritten pixels read as "never written".
-fn with_poison(bytes: &[u8]) -> Vec<f32> {
-    bytes.iter().map(|&b| if b == 255 { f32::from_bits(u32::MAX) } else { b as f32 }).collect()
+/// Bytes against a reference, each within `tolerance` of it. A 255 (the poison byte; test images
+/// never reach it) is an element the kernel never wrote.
+fn check_bytes_within(name: &str, got: &[u8], want: &[u8], tolerance: u8) -> Result<(), Failure> {
+    if got.len() != want.len() {
+        return Err(Failure::new(format!("`{name}` came back with {} elements, expected {}", got.len(), want.len())));
+    }
+    let bad: Vec<usize> = (0..got.len()).filter(|&i| got[i].abs_diff(want[i]) > tolerance).collect();
+    let Some(&first) = bad.first() else { return Ok(()) };
+    let unwritten = |i: usize| got[i] == 255;
+    let what = if bad.iter().all(|&i| unwritten(i)) {
+        let more = if bad.len() > 1 { format!(" (nor were {} more elements)", bad.len() - 1) } else { String::new() };
+        format!("{name}[{first}] was never written{more}: every element needs a thread that stores it")
+    } else {
+        format!("{} of {} elements of `{name}` are wrong, the first at index {first}", bad.len(), got.len())
+    };
+    let mut lines: Vec<String> = bad
+        .iter()
+        .take(5)
+        .map(|&i| {
+            format!(
+                "{name}[{i}]: expected {} (± {tolerance}), got {}{}",
+                want[i],
+                got[i],
+                if unwritten(i) { " (never written)" } else { "" }
+            )
+        })
+        .collect();
+    if bad.len() > 5 {
+        lines.push(format!("... and {} more; the last wrong index is {}", bad.len() - 5, bad[bad.len() - 1]));
+    }
+    Err(Failure::new(what).detail(lines.join("\n")))
 }

@@ -4,6 +4,7 @@
 //! emulator's race detector, which turns a missing `__syncthreads` into a diagnostic naming the
 //! two threads and the line instead of a result that is only sometimes wrong.
 
+use super::ch03::count;
 use super::explain::Explain;
 use super::{Ctx, Failure, Tolerance, check_f32, edge_sizes, grade};
 use crate::gpu::{Gpu, Result};
@@ -112,9 +113,7 @@ pub fn reduce_warp(f: impl Fn(&Gpu, &[f32]) -> Result<f32>) {
             "a shuffle is a meeting of all the lanes its mask names (0xffffffff: all 32): every lane must call it, so \
              call warp_sum outside any `if (i < n)` and pass 0.0f instead; every thread must reach the __syncthreads",
         ),
-        uninitialized: Some(
-            "warp 0 reads only the warp_sums that were stored: lanes >= blockDim.x / 32 take 0.0f instead",
-        ),
+        uninitialized: Some("warp 0 reads only the warp_sums that were stored: lanes >= blockDim.x / 32 take 0.0f instead"),
         ..Default::default()
     };
     grade_reduction("ch04-reduce-warp", &explain, WARP, f);
@@ -141,8 +140,9 @@ fn grade_reduction(id: &str, explain: &Explain<'_>, concept: &str, f: impl Fn(&G
 fn check_sum(got: f32, want: f64, n: usize) -> Result<(), Failure> {
     let expected = format!("expected {want:.4} (the float64 sum), got {got}");
     if got.to_bits() == u32::MAX {
-        return Err(Failure::new("the sum was never written: thread 0 of each block stores its total in block_sums[blockIdx.x]")
-            .detail(expected));
+        return Err(
+            Failure::new("the sum was never written: thread 0 of each block stores its total in block_sums[blockIdx.x]").detail(expected)
+        );
     }
     if got.is_nan() {
         return Err(Failure::new("the sum is NaN: a value that was never written went into it").detail(expected));
@@ -162,7 +162,7 @@ fn check_sum(got: f32, want: f64, n: usize) -> Result<(), Failure> {
 }
 
 const TRANSPOSE: &str = "out is cols × rows and out[c][r] = in[r][c]: thread (tx, ty) stores in[y][x] in tile[ty][tx], \
-     the block waits, then it writes tile[tx][ty] to out[y'][x'] with x' = blockIdx.y * TILE + tx, y' = blockIdx.x * \
+     the block waits at a __syncthreads, then it writes tile[tx][ty] to out[y'][x'] with x' = blockIdx.y * TILE + tx, y' = blockIdx.x * \
      TILE + ty, guarded by the output's sizes (x' < rows, y' < cols) and with the output's row length, rows";
 
 /// `transpose(gpu, m, rows, cols) -> t`: the transpose of a row-major `rows × cols` matrix.
@@ -184,7 +184,7 @@ pub fn transpose(f: impl Fn(&Gpu, &[f32], usize, usize) -> Result<Vec<f32>>) {
     };
     grade("ch04-transpose", |ctx| {
         let shapes: [(usize, usize, &str); 8] = [
-            (1, 1, "1 × 1"),
+            (1, 1, "a single element"),
             (1, 100, "a single row"),
             (100, 1, "a single column"),
             (32, 32, "one tile"),
@@ -194,7 +194,7 @@ pub fn transpose(f: impl Fn(&Gpu, &[f32], usize, usize) -> Result<Vec<f32>>) {
             (211, 150, "larger, partial tiles"),
         ];
         for (rows, cols, name) in shapes {
-            let input = format!("{rows} rows × {cols} columns ({name})");
+            let input = format!("{} × {} ({name})", count(rows, "row"), count(cols, "column"));
             let m = ctx.rng.vec_f32(rows * cols, -100.0, 100.0);
             let got = ctx.call_explained(&input, &explain, || f(&ctx.gpu, &m, rows, cols))?;
             let mut want = vec![0.0f64; rows * cols];

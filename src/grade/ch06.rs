@@ -38,14 +38,16 @@ pub fn ping_pong(f: impl Fn(&Gpu, &PinnedHostSlice<f32>, &mut PinnedHostSlice<f3
             let (input, mut output) = pinned_pair(&ctx.gpu, &x).map_err(Failure::from)?;
             ctx.gpu.set_auto_sync(false);
             ctx.gpu.clear_trace().map_err(Failure::from)?;
-            ctx.call(|| f(&ctx.gpu, &input, &mut output, &scale, &shift, chunk_rows)).map_err(|e| hazard_concept(e).or_input(&input_name))?;
+            ctx.call(|| f(&ctx.gpu, &input, &mut output, &scale, &shift, chunk_rows))
+                .map_err(|e| hazard_concept(e).or_input(&input_name))?;
             if ctx.gpu.auto_sync() {
                 return Err(Failure::new("automatic synchronisation was switched back on")
                     .concept("order the streams yourself: leave gpu.set_auto_sync(false) as it is")
                     .input(&input_name));
             }
             let got = output.as_slice().map_err(Failure::from)?.to_vec();
-            let want: Vec<f64> = x.iter().enumerate().map(|(i, &v)| v as f64 * scale[i % hidden] as f64 + shift[i % hidden] as f64).collect();
+            let want: Vec<f64> =
+                x.iter().enumerate().map(|(i, &v)| v as f64 * scale[i % hidden] as f64 + shift[i % hidden] as f64).collect();
             check_f32("output", &got, &want, Tolerance::F32).map_err(|e| e.input(&input_name).concept(PING_PONG))?;
             let trace = ctx.gpu.trace().map_err(Failure::from)?;
             check_ping_pong_trace(&trace, chunk_rows * hidden * 4, timed).map_err(|e| e.input(&input_name))?;
@@ -122,7 +124,8 @@ fn check_ping_pong_trace(t: &Trace, chunk_bytes: usize, timed: bool) -> Result<(
 
 /// Which streams the copies and kernels ran on, for a failure's evidence.
 fn streams_summary(t: &Trace) -> String {
-    let mut streams: Vec<u32> = t.ops.iter().filter(|o| o.kind.is_copy() || o.kind.is_launch()).map(|o| o.stream).collect();
+    let pipeline = |o: &&crate::gpu::TraceOp| matches!(o.kind, OpKind::Copy { pinned: true, .. } | OpKind::Launch { .. });
+    let mut streams: Vec<u32> = t.ops.iter().filter(pipeline).map(|o| o.stream).collect();
     streams.sort();
     streams.dedup();
     format!(
@@ -246,10 +249,8 @@ fn ll_failure(r: &[i32]) -> Failure {
             "alternate two buffers: a peer can be one operation ahead of you, never two, so its next operation writes \
              into the other buffer while you still read this one",
         ),
-        6 => Failure::new(format!(
-            "in operation {op}, rank {rank} received a count of {value} tokens from rank {peer}; {other} were sent"
-        ))
-        .concept("decode the signal v as n = -v - 1 (and send n as -n-1)"),
+        6 => Failure::new(format!("in operation {op}, rank {rank} received a count of {value} tokens from rank {peer}; {other} were sent"))
+            .concept("decode the signal v as n = -v - 1 (and send n as -n-1)"),
         7 => Failure::new(format!(
             "in operation {op}, rank {rank} received token {} word {} from rank {peer} as {value} ({}); expected {other} ({})",
             r[7],

@@ -70,8 +70,9 @@ fn check_bubbles(got: &[f64], r: &SimResult) -> Result<(), Failure> {
         )
     } else if (g - formula).abs() < 1e-9 {
         failure.concept(format!(
-            "{kind}'s formula {} = {} holds only for some costs (for ZB1P: W ≤ F, so that weight gradients can \
-             fill every gap); time the ops instead: each starts once its rank is free and its inputs have ended",
+            "{kind}'s formula {} = {} holds only for some costs (for ZB1P: W ≤ F and W ≤ B − W, so that each \
+             weight gradient fits the gap it fills); time the ops instead: each starts once its rank is free and \
+             its inputs have ended",
             kind.bubble_formula(),
             num(formula)
         ))
@@ -120,10 +121,8 @@ const ONE_F_ONE_B: Teaching = Teaching {
 };
 
 /// Costs the schedules are simulated with: the chapter's, and one where W is large.
-const COSTS: [Costs; 2] = [
-    Costs { f: 2.0, b: 4.0, w: 2.0, fb: 5.0, latency: 0.0 },
-    Costs { f: 1.0, b: 3.0, w: 2.0, fb: 3.0, latency: 0.0 },
-];
+const COSTS: [Costs; 2] =
+    [Costs { f: 2.0, b: 4.0, w: 2.0, fb: 5.0, latency: 0.0 }, Costs { f: 1.0, b: 3.0, w: 2.0, fb: 3.0, latency: 0.0 }];
 
 /// Checks the learner's programs against `reference`: one per rank, a simulation that runs (no
 /// deadlock, nothing missing or twice), the exact op lists, and the reference's bubble and

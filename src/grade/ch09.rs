@@ -4,8 +4,8 @@
 
 use super::ch08::{Teaching, check_schedule};
 use super::{Failure, Tolerance, check_f32, grade};
-use crate::chunk_pair::{self, ChunkPair, Overlap, is_communication, is_compute};
-use crate::gpu::{Result, Stream, Trace};
+use crate::chunk_pair::{self, ChunkPair, Overlap, PairConfig, Plan, is_communication, is_compute};
+use crate::gpu::{BackendKind, Result, Stream, Trace};
 use crate::sim::{Layout, Op, ScheduleKind};
 
 const DUALPIPE: Teaching = Teaching {
@@ -35,62 +35,86 @@ pub fn dualpipe(f: impl Fn(usize, usize) -> Vec<Vec<Op>>) {
     });
 }
 
-/// The fraction of communication the chunk pair must hide, on the emulator's timeline and on a GPU.
+/// The fraction of the communication the chunk pair must hide, on the emulator's timeline and
+/// on a GPU (see `Overlap::hidden_against`).
 pub const HIDDEN_AT_LEAST: f64 = 0.8;
 
 const ORDER: &str = "each step must run after the step it reads from (Step::after): on the same stream, issue order \
      does it; across streams it takes an event recorded after the producer and waited on before the consumer";
 
+const OVERLAP: &str = "DualPipe's overlap: each communication of one chunk runs beside a computation of the other: \
+     ATTN(F) ‖ COMBINE(B), MLP(B) ‖ DISPATCH(F), MLP(F) ‖ DISPATCH(B), ATTN(B) ‖ COMBINE(F). A stream runs its work \
+     in issue order, so issue the steps in that order too";
+
 /// `chunk_pair(pair, compute, comm)`: issue the pair's eight steps on the two streams.
 pub fn chunk_pair(f: impl Fn(&mut ChunkPair, &Stream, &Stream) -> Result<()>) {
     grade("ch09-chunk-pair", |ctx| {
         let large = chunk_pair::default_len(&ctx.gpu);
-        let rounds = chunk_pair::default_rounds(&ctx.gpu);
-        for (n, name) in [(1, "a single token".to_string()), (1000, "1000 elements".to_string()), (large, format!("{large} elements, timed"))] {
+        let config = PairConfig::for_device(&ctx.gpu);
+        // A GPU's times vary from run to run: the fastest of a few runs, for the learner's
+        // order and for the one-stream baseline alike. The emulator's timeline does not vary.
+        let reps = if ctx.gpu.backend() == BackendKind::Cuda { 3 } else { 1 };
+        for (n, name) in
+            [(1, "a single token".to_string()), (1000, "1000 elements".to_string()), (large, format!("{large} elements, timed"))]
+        {
             let input = format!("n = {n} ({name})");
             let tokens = ctx.rng.vec_f32(n, -1.0, 1.0);
             let grads = ctx.rng.vec_f32(n, -1.0, 1.0);
-            let mut pair = ChunkPair::new(&ctx.gpu, &tokens, &grads, rounds).map_err(|e| Failure::from(e).input(&input))?;
-            let (compute, comm) = (ctx.gpu.new_stream().map_err(Failure::from)?, ctx.gpu.new_stream().map_err(Failure::from)?);
-            ctx.gpu.clear_trace().map_err(Failure::from)?;
-            // The learner places the events: an unordered use of a buffer is an error, not a silent wait.
-            ctx.gpu.set_auto_sync(false);
-            let ran = ctx.call(|| f(&mut pair, &compute, &comm));
-            ctx.gpu.set_auto_sync(true);
-            ran.map_err(|e| e.or_input(&input))?;
-            ctx.gpu.synchronize().map_err(Failure::from)?;
-            let trace = ctx.gpu.trace().map_err(Failure::from)?;
-            let o = Overlap::of(&trace);
-            if o.launches != 4 || o.copies != 4 {
-                return Err(Failure::new(format!(
-                    "{} computations and {} communications ran; a chunk pair has four of each",
-                    o.launches, o.copies
-                ))
-                .input(&input)
-                .detail(story(&pair, &trace))
-                .concept("run each of the eight steps once: pair.run(step, stream) with step in Step::FORWARD and Step::BACKWARD"));
+            let mut pair = ChunkPair::new(&ctx.gpu, &tokens, &grads, config).map_err(|e| Failure::from(e).input(&input))?;
+            let mut best: Option<(Overlap, Trace)> = None;
+            for _ in 0..if n == large { reps } else { 1 } {
+                let (compute, comm) = (ctx.gpu.new_stream().map_err(Failure::from)?, ctx.gpu.new_stream().map_err(Failure::from)?);
+                ctx.gpu.clear_trace().map_err(Failure::from)?;
+                // The learner places the events: an unordered use of a buffer is an error, not a silent wait.
+                ctx.gpu.set_auto_sync(false);
+                let ran = ctx.call(|| f(&mut pair, &compute, &comm));
+                ctx.gpu.set_auto_sync(true);
+                ran.map_err(|e| e.or_input(&input))?;
+                ctx.gpu.synchronize().map_err(Failure::from)?;
+                let trace = ctx.gpu.trace().map_err(Failure::from)?;
+                let o = Overlap::of(&trace);
+                if o.launches != 4 || o.copies != 4 {
+                    return Err(Failure::new(format!(
+                        "{} computations and {} communications ran; a chunk pair has four of each",
+                        o.launches, o.copies
+                    ))
+                    .input(&input)
+                    .detail(story(&pair, &trace))
+                    .concept(
+                        "run each of the eight steps once: pair.run(step, stream) for every step of Step::FORWARD and Step::BACKWARD",
+                    ));
+                }
+                if best.as_ref().is_none_or(|(b, _)| o.makespan_us < b.makespan_us) {
+                    best = Some((o, trace));
+                }
             }
             let (out, grad_in) = pair.results(&ctx.gpu.default_stream()).map_err(Failure::from)?;
             let (want_out, want_grad) = ChunkPair::expected(&tokens, &grads);
             check_f32("forward.out", &out, &want_out, Tolerance::F32).map_err(|e| e.input(&input).concept(ORDER))?;
             check_f32("backward.grad_in", &grad_in, &want_grad, Tolerance::F32).map_err(|e| e.input(&input).concept(ORDER))?;
-            if n == large && o.hidden() < HIDDEN_AT_LEAST {
+            if n < large {
+                continue;
+            }
+            let (theirs, trace) = best.expect("at least one run");
+            let alone = chunk_pair::measure(&ctx.gpu, Plan::OneStream, n, config, reps)
+                .map_err(|e| Failure::new(format!("the one-stream baseline failed: {e:#}")))?
+                .overlap;
+            let hidden = theirs.hidden_against(&alone);
+            if hidden < HIDDEN_AT_LEAST {
                 return Err(Failure::new(format!(
-                    "{:.0}% of the communication ran under computation; at least {:.0}% should",
-                    100.0 * o.hidden(),
+                    "{:.0}% of the communication was hidden; at least {:.0}% should be",
+                    100.0 * hidden,
                     100.0 * HIDDEN_AT_LEAST
                 ))
                 .input(&input)
                 .detail(story(&pair, &trace))
                 .detail(format!(
-                    "communication ran {:.1} µs, {:.1} µs of it beside a kernel; the pair took {:.1} µs",
-                    o.comm_us, o.hidden_us, o.makespan_us
+                    "your pair took {:.1} µs, {:.1} µs of them with no kernel running; on one stream the copies take {:.1} µs",
+                    theirs.makespan_us,
+                    theirs.exposed_us(),
+                    alone.comm_us
                 ))
-                .concept(
-                    "DualPipe's overlap: each communication of one chunk runs beside a computation of the other: \
-                     ATTN(F) ‖ COMBINE(B), MLP(B) ‖ DISPATCH(F), MLP(F) ‖ DISPATCH(B), ATTN(B) ‖ COMBINE(F). A stream \
-                     runs its work in issue order, so issue the steps in that order too",
-                ));
+                .concept(OVERLAP));
             }
         }
         Ok(())

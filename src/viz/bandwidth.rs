@@ -18,11 +18,7 @@ pub struct BandwidthPoint {
 impl BandwidthPoint {
     /// GB/s (10⁹ bytes a second), the unit bandwidth is quoted in.
     pub fn gb_per_s(&self) -> f64 {
-        if self.micros > 0.0 {
-            self.bytes as f64 / self.micros / 1e3
-        } else {
-            0.0
-        }
+        if self.micros > 0.0 { self.bytes as f64 / self.micros / 1e3 } else { 0.0 }
     }
 }
 
@@ -32,14 +28,9 @@ pub fn bandwidth_from_trace(trace: &Trace) -> Vec<BandwidthPoint> {
         .ops
         .iter()
         .filter_map(|op| match op.kind {
-            OpKind::Copy {
-                dir, bytes, pinned, ..
-            } if dir != CopyDir::DeviceToDevice && op.duration_us() > 0.0 => Some(BandwidthPoint {
-                dir,
-                pinned,
-                bytes,
-                micros: op.duration_us(),
-            }),
+            OpKind::Copy { dir, bytes, pinned, .. } if dir != CopyDir::DeviceToDevice && op.duration_us() > 0.0 => {
+                Some(BandwidthPoint { dir, pinned, bytes, micros: op.duration_us() })
+            }
             _ => None,
         })
         .collect()
@@ -71,15 +62,10 @@ pub fn measure_bandwidth(gpu: &Gpu, sizes: &[usize], reps: usize) -> Result<Vec<
         stream.synchronize()?;
     }
     let trace = gpu.trace()?;
-    let ours = Trace {
-        ops: trace.ops[first..].to_vec(),
-    };
+    let ours = Trace { ops: trace.ops[first..].to_vec() };
     let mut best: Vec<BandwidthPoint> = Vec::new();
     for p in bandwidth_from_trace(&ours) {
-        match best
-            .iter_mut()
-            .find(|b| (b.dir, b.pinned, b.bytes) == (p.dir, p.pinned, p.bytes))
-        {
+        match best.iter_mut().find(|b| (b.dir, b.pinned, b.bytes) == (p.dir, p.pinned, p.bytes)) {
             Some(b) if p.micros < b.micros => *b = p,
             Some(_) => {}
             None => best.push(p),
@@ -92,25 +78,10 @@ pub fn measure_bandwidth(gpu: &Gpu, sizes: &[usize], reps: usize) -> Result<Vec<
 /// log₂ axis with ticks at powers of two, so they read `4 KiB`, `64 KiB`, `1 MiB`.
 pub fn bandwidth_svg(points: &[BandwidthPoint], title: &str) -> super::Svg {
     let log2 = |b: usize| (b.max(1) as f64).log2();
-    let lo = points
-        .iter()
-        .map(|p| log2(p.bytes))
-        .fold(f64::INFINITY, f64::min);
-    let hi = points
-        .iter()
-        .map(|p| log2(p.bytes))
-        .fold(f64::NEG_INFINITY, f64::max);
-    let (lo, hi) = if hi > lo {
-        (lo.floor(), hi.ceil())
-    } else {
-        (10.0, 20.0)
-    };
-    let top = points
-        .iter()
-        .map(BandwidthPoint::gb_per_s)
-        .fold(0.0, f64::max)
-        .max(1e-3)
-        * 1.15;
+    let lo = points.iter().map(|p| log2(p.bytes)).fold(f64::INFINITY, f64::min);
+    let hi = points.iter().map(|p| log2(p.bytes)).fold(f64::NEG_INFINITY, f64::max);
+    let (lo, hi) = if hi > lo { (lo.floor(), hi.ceil()) } else { (10.0, 20.0) };
+    let top = points.iter().map(BandwidthPoint::gb_per_s).fold(0.0, f64::max).max(1e-3) * 1.15;
     render(760, 440, |area| {
         let mut chart = ChartBuilder::on(area)
             .caption(title, (style::FONT, 20))
@@ -124,58 +95,29 @@ pub fn bandwidth_svg(points: &[BandwidthPoint], title: &str) -> super::Svg {
             .y_desc("GB/s")
             .x_labels((hi - lo) as usize + 1)
             .x_label_formatter(&|x| {
-                if x.fract().abs() < 1e-9 {
-                    human_bytes(x.exp2())
-                } else {
-                    String::new()
-                }
+                if x.fract().abs() < 1e-9 { human_bytes(x.exp2()) } else { String::new() }
             })
             .label_style((style::FONT, 13))
             .draw()?;
-        for (dir, pinned) in [
-            (CopyDir::HostToDevice, true),
-            (CopyDir::DeviceToHost, true),
-            (CopyDir::HostToDevice, false),
-            (CopyDir::DeviceToHost, false),
-        ] {
-            let mut series: Vec<(f64, f64)> = points
-                .iter()
-                .filter(|p| p.dir == dir && p.pinned == pinned)
-                .map(|p| (log2(p.bytes), p.gb_per_s()))
-                .collect();
+        for (dir, pinned) in
+            [(CopyDir::HostToDevice, true), (CopyDir::DeviceToHost, true), (CopyDir::HostToDevice, false), (CopyDir::DeviceToHost, false)]
+        {
+            let mut series: Vec<(f64, f64)> =
+                points.iter().filter(|p| p.dir == dir && p.pinned == pinned).map(|p| (log2(p.bytes), p.gb_per_s())).collect();
             if series.is_empty() {
                 continue;
             }
             series.sort_by(|a, b| a.0.total_cmp(&b.0));
-            let base = if dir == CopyDir::HostToDevice {
-                HTOD
-            } else {
-                DTOH
-            };
-            let color = if pinned {
-                base
-            } else {
-                style::lighten(base, 0.45)
-            };
+            let base = if dir == CopyDir::HostToDevice { HTOD } else { DTOH };
+            let color = if pinned { base } else { style::lighten(base, 0.45) };
             let line = color.stroke_width(if pinned { 3 } else { 2 });
-            let name = format!(
-                "{} {}",
-                if dir == CopyDir::HostToDevice {
-                    "HtoD"
-                } else {
-                    "DtoH"
-                },
-                if pinned { "pinned" } else { "pageable" }
-            );
+            let name =
+                format!("{} {}", if dir == CopyDir::HostToDevice { "HtoD" } else { "DtoH" }, if pinned { "pinned" } else { "pageable" });
             chart
                 .draw_series(LineSeries::new(series.clone(), line))?
                 .label(name)
                 .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], line));
-            chart.draw_series(
-                series
-                    .into_iter()
-                    .map(|p| Circle::new(p, 4, color.filled())),
-            )?;
+            chart.draw_series(series.into_iter().map(|p| Circle::new(p, 4, color.filled())))?;
         }
         chart
             .configure_series_labels()
@@ -197,11 +139,7 @@ fn human_bytes(b: f64) -> String {
         v /= 1024.0;
         u += 1;
     }
-    if (v - v.round()).abs() < 0.05 {
-        format!("{} {}", v.round(), units[u])
-    } else {
-        format!("{v:.1} {}", units[u])
-    }
+    if (v - v.round()).abs() < 0.05 { format!("{} {}", v.round(), units[u]) } else { format!("{v:.1} {}", units[u]) }
 }
 
 #[cfg(test)]
@@ -210,31 +148,13 @@ mod tests {
     use crate::gpu::TraceOp;
 
     fn copy(dir: CopyDir, pinned: bool, bytes: usize, us: f64) -> TraceOp {
-        let kind = OpKind::Copy {
-            dir,
-            bytes,
-            pinned,
-            src: None,
-            dst: None,
-        };
-        TraceOp {
-            index: 0,
-            device: 0,
-            stream: 0,
-            kind,
-            start_us: 10.0,
-            end_us: 10.0 + us,
-        }
+        let kind = OpKind::Copy { dir, bytes, pinned, src: None, dst: None };
+        TraceOp { index: 0, device: 0, stream: 0, kind, start_us: 10.0, end_us: 10.0 + us }
     }
 
     #[test]
     fn points_come_from_the_copies_of_a_trace() {
-        let t = Trace {
-            ops: vec![
-                copy(CopyDir::HostToDevice, true, 1 << 20, 50.0),
-                copy(CopyDir::DeviceToDevice, false, 8, 1.0),
-            ],
-        };
+        let t = Trace { ops: vec![copy(CopyDir::HostToDevice, true, 1 << 20, 50.0), copy(CopyDir::DeviceToDevice, false, 8, 1.0)] };
         let p = bandwidth_from_trace(&t);
         assert_eq!(p.len(), 1);
         assert!((p[0].gb_per_s() - 20.97152).abs() < 1e-9);
@@ -251,12 +171,7 @@ mod tests {
     fn the_figure_has_a_line_per_kind_of_copy() {
         let pts: Vec<_> = [4096usize, 1 << 20]
             .iter()
-            .flat_map(|&b| {
-                [
-                    copy(CopyDir::HostToDevice, true, b, 10.0),
-                    copy(CopyDir::DeviceToHost, false, b, 20.0),
-                ]
-            })
+            .flat_map(|&b| [copy(CopyDir::HostToDevice, true, b, 10.0), copy(CopyDir::DeviceToHost, false, b, 20.0)])
             .collect();
         let svg = bandwidth_svg(&bandwidth_from_trace(&Trace { ops: pts }), "bandwidth");
         assert!(svg.as_str().contains("HtoD pinned") && svg.as_str().contains("DtoH pageable"));

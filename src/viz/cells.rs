@@ -34,11 +34,7 @@ pub(crate) struct Grid {
 
 impl Grid {
     fn at(&self, r: usize, c: usize) -> Option<&Cell> {
-        if r < self.rows && c < self.cols {
-            self.cells.get(r * self.cols + c)
-        } else {
-            None
-        }
+        if r < self.rows && c < self.cols { self.cells.get(r * self.cols + c) } else { None }
     }
 
     /// Draws the grid with its top-left corner at `(x, y)` and `px`-pixel cells.
@@ -50,26 +46,14 @@ impl Grid {
                 let (x0, y0) = (x + c as i32 * px, y + r as i32 * px);
                 let (x1, y1) = (x0 + px, y0 + px);
                 area.draw(&Rectangle::new([(x0, y0), (x1, y1)], cell.fill.filled()))?;
-                area.draw(&Rectangle::new(
-                    [(x0, y0), (x1, y1)],
-                    WHITE.mix(0.7).stroke_width(1),
-                ))?;
+                area.draw(&Rectangle::new([(x0, y0), (x1, y1)], WHITE.mix(0.7).stroke_width(1)))?;
                 match cell.mark {
                     Mark::None => {}
-                    Mark::Hatch => area.draw(&PathElement::new(
-                        vec![(x0 + 1, y1 - 1), (x1 - 1, y0 + 1)],
-                        INK.mix(0.45),
-                    ))?,
+                    Mark::Hatch => area.draw(&PathElement::new(vec![(x0 + 1, y1 - 1), (x1 - 1, y0 + 1)], INK.mix(0.45)))?,
                     Mark::Cross => {
                         let s = WHITE.stroke_width(if px >= 10 { 2 } else { 1 });
-                        area.draw(&PathElement::new(
-                            vec![(x0 + 2, y0 + 2), (x1 - 2, y1 - 2)],
-                            s,
-                        ))?;
-                        area.draw(&PathElement::new(
-                            vec![(x0 + 2, y1 - 2), (x1 - 2, y0 + 2)],
-                            s,
-                        ))?;
+                        area.draw(&PathElement::new(vec![(x0 + 2, y0 + 2), (x1 - 2, y1 - 2)], s))?;
+                        area.draw(&PathElement::new(vec![(x0 + 2, y1 - 2), (x1 - 2, y0 + 2)], s))?;
                     }
                 }
                 if let Some(t) = &cell.text {
@@ -79,18 +63,9 @@ impl Grid {
             }
         }
         self.draw_group_borders(area, x, y, px)?;
-        for (r, l) in self
-            .row_labels
-            .iter()
-            .enumerate()
-            .filter(|(_, l)| !l.is_empty())
-        {
+        for (r, l) in self.row_labels.iter().enumerate().filter(|(_, l)| !l.is_empty()) {
             let style = text(font.max(10), INK, Pos::new(HPos::Right, VPos::Center));
-            area.draw(&Text::new(
-                l.clone(),
-                (x - 6, y + r as i32 * px + px / 2),
-                style,
-            ))?;
+            area.draw(&Text::new(l.clone(), (x - 6, y + r as i32 * px + px / 2), style))?;
         }
         Ok(())
     }
@@ -115,16 +90,10 @@ impl Grid {
                     area.draw(&PathElement::new(vec![(x0, y0), (x0 + px, y0)], line))?;
                 }
                 if group(r, c + 1) != here {
-                    area.draw(&PathElement::new(
-                        vec![(x0 + px, y0), (x0 + px, y0 + px)],
-                        line,
-                    ))?;
+                    area.draw(&PathElement::new(vec![(x0 + px, y0), (x0 + px, y0 + px)], line))?;
                 }
                 if group(r + 1, c) != here {
-                    area.draw(&PathElement::new(
-                        vec![(x0, y0 + px), (x0 + px, y0 + px)],
-                        line,
-                    ))?;
+                    area.draw(&PathElement::new(vec![(x0, y0 + px), (x0 + px, y0 + px)], line))?;
                 }
             }
         }

@@ -19,9 +19,7 @@ mod svg;
 mod thread_map;
 mod timeline;
 
-pub use bandwidth::{
-    BandwidthPoint, bandwidth_from_trace, bandwidth_svg, default_sizes, measure_bandwidth,
-};
+pub use bandwidth::{BandwidthPoint, bandwidth_from_trace, bandwidth_svg, default_sizes, measure_bandwidth};
 pub use pipeline::pipeline_svg;
 pub use svg::Svg;
 pub use thread_map::{Owner, Pattern, ThreadMap, thread_map_svg};

@@ -41,11 +41,7 @@ pub(crate) fn lighten(c: RGBColor, t: f64) -> RGBColor {
 }
 
 /// Draws a `width`×`height` figure into an SVG string.
-pub(crate) fn render(
-    width: u32,
-    height: u32,
-    draw: impl FnOnce(&Area<'_>) -> DrawResult,
-) -> super::Svg {
+pub(crate) fn render(width: u32, height: u32, draw: impl FnOnce(&Area<'_>) -> DrawResult) -> super::Svg {
     let mut out = String::new();
     {
         let root = SVGBackend::with_string(&mut out, (width, height)).into_drawing_area();
@@ -59,11 +55,7 @@ pub(crate) fn render(
 
 /// Text of `size` px in `color`, anchored at `pos`.
 pub(crate) fn text(size: u32, color: RGBColor, pos: text_anchor::Pos) -> TextStyle<'static> {
-    TextStyle {
-        font: (FONT, size).into_font(),
-        color: color.to_backend_color(),
-        pos,
-    }
+    TextStyle { font: (FONT, size).into_font(), color: color.to_backend_color(), pos }
 }
 
 pub(crate) use plotters::style::text_anchor;
@@ -87,14 +79,8 @@ pub(crate) fn legend_entry(
     fill: RGBColor,
     words: &str,
 ) -> Result<i32, DrawingAreaErrorKind<std::io::Error>> {
-    area.draw(&Rectangle::new(
-        [(x, y - 6), (x + 12, y + 6)],
-        fill.filled(),
-    ))?;
-    area.draw(&Rectangle::new(
-        [(x, y - 6), (x + 12, y + 6)],
-        INK.stroke_width(1),
-    ))?;
+    area.draw(&Rectangle::new([(x, y - 6), (x + 12, y + 6)], fill.filled()))?;
+    area.draw(&Rectangle::new([(x, y - 6), (x + 12, y + 6)], INK.stroke_width(1)))?;
     area.draw(&Text::new(words.to_string(), (x + 17, y), label(13)))?;
     Ok(x + 17 + text_width(words, 13) + 18)
 }

@@ -18,10 +18,7 @@ impl Svg {
 
     /// evcxr (the Jupyter kernel) calls this on a cell's value: the figure appears inline.
     pub fn evcxr_display(&self) {
-        println!(
-            "EVCXR_BEGIN_CONTENT image/svg+xml\n{}\nEVCXR_END_CONTENT",
-            self.0
-        );
+        println!("EVCXR_BEGIN_CONTENT image/svg+xml\n{}\nEVCXR_END_CONTENT", self.0);
     }
 }
 

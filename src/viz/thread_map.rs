@@ -19,11 +19,7 @@ pub enum Pattern {
 }
 
 impl Pattern {
-    pub const ALL: [Pattern; 3] = [
-        Pattern::OnePerThread,
-        Pattern::GridStride,
-        Pattern::Matrix2d,
-    ];
+    pub const ALL: [Pattern; 3] = [Pattern::OnePerThread, Pattern::GridStride, Pattern::Matrix2d];
 
     /// The kernel's name in `kernels/viz/thread_map.cu`.
     pub fn kernel(self) -> &'static str {
@@ -38,9 +34,7 @@ impl Pattern {
     pub fn from_name(name: &str) -> Option<Pattern> {
         match name {
             "vector_add" => Some(Pattern::OnePerThread),
-            _ => Pattern::ALL
-                .into_iter()
-                .find(|p| p.kernel() == name.replace('-', "_")),
+            _ => Pattern::ALL.into_iter().find(|p| p.kernel() == name.replace('-', "_")),
         }
     }
 
@@ -93,33 +87,16 @@ impl ThreadMap {
                 })
             })
             .collect();
-        ThreadMap {
-            kernel: "kernel".into(),
-            grid,
-            block,
-            shape,
-            extent,
-            owners,
-            observed_on: None,
-        }
+        ThreadMap { kernel: "kernel".into(), grid, block, shape, extent, owners, observed_on: None }
     }
 
     /// Runs `pattern`'s instrumented kernel on `gpu` and reads back who wrote each element.
     /// `shape` is `(1, n)` for the 1D patterns.
-    pub fn record(
-        gpu: &Gpu,
-        pattern: Pattern,
-        shape: (usize, usize),
-        grid: (u32, u32),
-        block: (u32, u32),
-    ) -> Result<ThreadMap> {
+    pub fn record(gpu: &Gpu, pattern: Pattern, shape: (usize, usize), grid: (u32, u32), block: (u32, u32)) -> Result<ThreadMap> {
         let (rows, cols) = shape;
         let n = rows * cols;
         let stream = gpu.default_stream();
-        let module = gpu.load_module(Source::file(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/kernels/viz/thread_map.cu"
-        )))?;
+        let module = gpu.load_module(Source::file(concat!(env!("CARGO_MANIFEST_DIR"), "/kernels/viz/thread_map.cu")))?;
         let f = module.load_function(pattern.kernel())?;
         // -1 everywhere (all bits set), so what no thread wrote stays recognisable.
         let mut block_of = unsafe { stream.alloc::<i32>(n) }?;
@@ -127,49 +104,25 @@ impl ThreadMap {
         stream.memset_bytes(&mut block_of, 0xFF)?;
         stream.memset_bytes(&mut thread_of, 0xFF)?;
         let (rows_i, cols_i) = (to_i32(rows)?, to_i32(cols)?);
-        let cfg = LaunchConfig {
-            grid_dim: (grid.0, grid.1, 1),
-            block_dim: (block.0, block.1, 1),
-            shared_mem_bytes: 0,
-        };
+        let cfg = LaunchConfig { grid_dim: (grid.0, grid.1, 1), block_dim: (block.0, block.1, 1), shared_mem_bytes: 0 };
         let mut launch = stream.launch_builder(&f);
-        launch
-            .arg(&mut block_of)
-            .arg(&mut thread_of)
-            .arg(&rows_i)
-            .arg(&cols_i);
+        launch.arg(&mut block_of).arg(&mut thread_of).arg(&rows_i).arg(&cols_i);
         unsafe { launch.launch(cfg) }?;
-        let (blocks, threads) = (
-            stream.clone_dtoh(&block_of)?,
-            stream.clone_dtoh(&thread_of)?,
-        );
+        let (blocks, threads) = (stream.clone_dtoh(&block_of)?, stream.clone_dtoh(&thread_of)?);
         let owners = blocks
             .iter()
             .zip(&threads)
             .map(|(&b, &t)| {
-                (b >= 0 && t >= 0).then(|| Owner {
-                    block: (b as u32 % grid.0, b as u32 / grid.0),
-                    thread: (t as u32 % block.0, t as u32 / block.0),
-                })
+                (b >= 0 && t >= 0)
+                    .then(|| Owner { block: (b as u32 % grid.0, b as u32 / grid.0), thread: (t as u32 % block.0, t as u32 / block.0) })
             })
             .collect();
         let observed_on = Some(super::backend_label(gpu));
-        Ok(ThreadMap {
-            kernel: pattern.kernel().into(),
-            grid,
-            block,
-            shape,
-            extent: shape,
-            owners,
-            observed_on,
-        })
+        Ok(ThreadMap { kernel: pattern.kernel().into(), grid, block, shape, extent: shape, owners, observed_on })
     }
 
     pub fn owner(&self, row: usize, col: usize) -> Option<Owner> {
-        self.owners
-            .get(row * self.extent.1 + col)
-            .copied()
-            .flatten()
+        self.owners.get(row * self.extent.1 + col).copied().flatten()
     }
 
     fn in_data(&self, row: usize, col: usize) -> bool {
@@ -178,23 +131,16 @@ impl ThreadMap {
 
     /// Elements of the data that no thread wrote.
     pub fn unwritten(&self) -> usize {
-        self.cells()
-            .filter(|&(r, c, o)| self.in_data(r, c) && o.is_none())
-            .count()
+        self.cells().filter(|&(r, c, o)| self.in_data(r, c) && o.is_none()).count()
     }
 
     /// Threads that cover no element (past the end of the data).
     pub fn idle_threads(&self) -> usize {
-        self.cells()
-            .filter(|&(r, c, o)| !self.in_data(r, c) && o.is_some())
-            .count()
+        self.cells().filter(|&(r, c, o)| !self.in_data(r, c) && o.is_some()).count()
     }
 
     fn cells(&self) -> impl Iterator<Item = (usize, usize, Option<Owner>)> + '_ {
-        self.owners
-            .iter()
-            .enumerate()
-            .map(|(i, o)| (i / self.extent.1, i % self.extent.1, *o))
+        self.owners.iter().enumerate().map(|(i, o)| (i / self.extent.1, i % self.extent.1, *o))
     }
 
     fn is_1d(&self) -> bool {
@@ -204,27 +150,14 @@ impl ThreadMap {
     /// `kernel<<<grid, block>>>` as CUDA C writes it.
     pub fn launch_text(&self) -> String {
         let dim = |d: (u32, u32)| {
-            if d.1 == 1 {
-                d.0.to_string()
-            } else {
-                format!("({}, {})", d.0, d.1)
-            }
+            if d.1 == 1 { d.0.to_string() } else { format!("({}, {})", d.0, d.1) }
         };
-        format!(
-            "{}<<<{}, {}>>>",
-            self.kernel,
-            dim(self.grid),
-            dim(self.block)
-        )
+        format!("{}<<<{}, {}>>>", self.kernel, dim(self.grid), dim(self.block))
     }
 }
 
 fn to_i32(v: usize) -> Result<i32> {
-    i32::try_from(v).map_err(|_| {
-        GpuError::Size(format!(
-            "{v} elements do not fit the kernel's int parameters"
-        ))
-    })
+    i32::try_from(v).map_err(|_| GpuError::Size(format!("{v} elements do not fit the kernel's int parameters")))
 }
 
 /// The map as a figure: one cell per element, coloured by block (shaded light to dark by thread
@@ -245,11 +178,7 @@ pub fn thread_map_svg(map: &ThreadMap) -> super::Svg {
 }
 
 fn title(map: &ThreadMap) -> String {
-    let size = if map.shape.0 == 1 {
-        format!("n = {}", map.shape.1)
-    } else {
-        format!("{} × {} matrix", map.shape.0, map.shape.1)
-    };
+    let size = if map.shape.0 == 1 { format!("n = {}", map.shape.1) } else { format!("{} × {} matrix", map.shape.0, map.shape.1) };
     format!("{} over {size}", map.launch_text())
 }
 
@@ -258,8 +187,7 @@ fn subtitle(map: &ThreadMap) -> String {
         Some(b) => format!("observed: each element shows the thread that wrote it, on {b}"),
         None => "predicted from the launch configuration".to_string(),
     };
-    let threads =
-        map.grid.0 as usize * map.grid.1 as usize * map.block.0 as usize * map.block.1 as usize;
+    let threads = map.grid.0 as usize * map.grid.1 as usize * map.block.0 as usize * map.block.1 as usize;
     let mut s = format!("{how}; {threads} threads launched");
     if map.idle_threads() > 0 {
         s += &format!(", {} idle", map.idle_threads());
@@ -291,80 +219,34 @@ fn layout(map: &ThreadMap) -> Grid {
                     fill: if idle { IDLE } else { lighten(hue, shade) },
                     group: Some(block_id),
                     mark: if idle { Mark::Hatch } else { Mark::None },
-                    text: Some(if map.block.1 == 1 {
-                        o.thread.0.to_string()
-                    } else {
-                        format!("{},{}", o.thread.0, o.thread.1)
-                    }),
+                    text: Some(if map.block.1 == 1 { o.thread.0.to_string() } else { format!("{},{}", o.thread.0, o.thread.1) }),
                 }
             }
-            None if map.in_data(r, c) => Cell {
-                fill: UNWRITTEN,
-                group: None,
-                mark: Mark::Cross,
-                text: None,
-            },
-            None => Cell {
-                fill: WHITE,
-                group: None,
-                mark: Mark::None,
-                text: None,
-            },
+            None if map.in_data(r, c) => Cell { fill: UNWRITTEN, group: None, mark: Mark::Cross, text: None },
+            None => Cell { fill: WHITE, group: None, mark: Mark::None, text: None },
         }
     };
     let (rows, cols, cells, first): (usize, usize, Vec<Cell>, Vec<usize>) = if map.is_1d() {
         let n = map.extent.1;
         let per_row = n.min(if n <= 256 { 32 } else { 64 });
         let rows = n.div_ceil(per_row.max(1));
-        (
-            rows,
-            per_row,
-            (0..n).map(|i| paint(0, i)).collect(),
-            (0..rows).map(|r| r * per_row).collect(),
-        )
+        (rows, per_row, (0..n).map(|i| paint(0, i)).collect(), (0..rows).map(|r| r * per_row).collect())
     } else {
         let (rows, cols) = map.extent;
-        (
-            rows,
-            cols,
-            (0..rows * cols)
-                .map(|i| paint(i / cols, i % cols))
-                .collect(),
-            (0..rows).collect(),
-        )
+        (rows, cols, (0..rows * cols).map(|i| paint(i / cols, i % cols)).collect(), (0..rows).collect())
     };
     let px = cell_px(cols);
     let mut cells = cells;
     // Thread numbers only where they fit and can be read.
-    let fits = |c: &Cell| {
-        px >= 18
-            && c.text
-                .as_ref()
-                .is_some_and(|t| style::text_width(t, (px * 6 / 10).clamp(8, 13) as u32) <= px - 2)
-    };
+    let fits = |c: &Cell| px >= 18 && c.text.as_ref().is_some_and(|t| style::text_width(t, (px * 6 / 10).clamp(8, 13) as u32) <= px - 2);
     for c in cells.iter_mut() {
         if !fits(c) {
             c.text = None;
         }
     }
     let every = if px >= 12 { 1 } else { 4 };
-    let row_labels = first
-        .iter()
-        .enumerate()
-        .map(|(r, f)| {
-            if r % every == 0 {
-                f.to_string()
-            } else {
-                String::new()
-            }
-        })
-        .collect();
-    Grid {
-        rows,
-        cols,
-        cells,
-        row_labels,
-    }
+    let row_labels = first.iter().enumerate().map(|(r, f)| if r % every == 0 { f.to_string() } else { String::new() }).collect();
+    Grid { rows, cols, cells, row_labels }
 }
 
 fn legend(area: &style::Area<'_>, map: &ThreadMap, x: i32, y: i32) -> style::DrawResult {
@@ -372,18 +254,8 @@ fn legend(area: &style::Area<'_>, map: &ThreadMap, x: i32, y: i32) -> style::Dra
     let blocks = (map.grid.0 * map.grid.1) as usize;
     for b in 0..blocks.min(4) {
         let (bx, by) = (b as u32 % map.grid.0, b as u32 / map.grid.0);
-        let name = if map.grid.1 == 1 {
-            format!("block {bx}")
-        } else {
-            format!("block ({bx},{by})")
-        };
-        x = legend_entry(
-            area,
-            x,
-            y,
-            PALETTE[(bx as usize + 3 * by as usize) % PALETTE.len()],
-            &name,
-        )?;
+        let name = if map.grid.1 == 1 { format!("block {bx}") } else { format!("block ({bx},{by})") };
+        x = legend_entry(area, x, y, PALETTE[(bx as usize + 3 * by as usize) % PALETTE.len()], &name)?;
     }
     if blocks > 4 {
         area.draw(&Text::new("…", (x - 10, y), style::label(13)))?;
@@ -411,13 +283,7 @@ mod tests {
         assert_eq!(m.extent, (1, 1024));
         assert_eq!(m.idle_threads(), 24);
         assert_eq!(m.unwritten(), 0);
-        assert_eq!(
-            m.owner(0, 999),
-            Some(Owner {
-                block: (3, 0),
-                thread: (231, 0)
-            })
-        );
+        assert_eq!(m.owner(0, 999), Some(Owner { block: (3, 0), thread: (231, 0) }));
         assert_eq!(m.launch_text(), "kernel<<<4, 256>>>");
     }
 
@@ -433,13 +299,7 @@ mod tests {
         let m = ThreadMap::predict((5, 7), (2, 2), (4, 4));
         assert_eq!(m.extent, (8, 8));
         assert_eq!(m.idle_threads(), 64 - 35);
-        assert_eq!(
-            m.owner(4, 6),
-            Some(Owner {
-                block: (1, 1),
-                thread: (2, 0)
-            })
-        );
+        assert_eq!(m.owner(4, 6), Some(Owner { block: (1, 1), thread: (2, 0) }));
         assert_eq!(m.launch_text(), "kernel<<<(2, 2), (4, 4)>>>");
     }
 
@@ -447,12 +307,7 @@ mod tests {
     fn the_figure_names_the_launch_and_its_idle_threads() {
         let svg = thread_map_svg(&ThreadMap::predict((1, 1000), (4, 1), (256, 1)));
         assert!(svg.as_str().starts_with("<svg"));
-        assert!(
-            svg.as_str()
-                .contains("kernel&lt;&lt;&lt;4, 256&gt;&gt;&gt; over n = 1000"),
-            "{}",
-            &svg.as_str()[..600]
-        );
+        assert!(svg.as_str().contains("kernel&lt;&lt;&lt;4, 256&gt;&gt;&gt; over n = 1000"), "{}", &svg.as_str()[..600]);
         assert!(svg.as_str().contains("24 idle"));
     }
 }

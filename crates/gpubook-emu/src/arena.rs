@@ -41,18 +41,9 @@ impl BufferInfo {
     /// `` `c` (1024 elements of 4 bytes at 0x200000010000) ``.
     pub fn describe(&self) -> String {
         if self.elem_size > 1 {
-            format!(
-                "`{}` ({} elements of {} bytes at {:#x})",
-                self.label,
-                self.elements(),
-                self.elem_size,
-                self.addr
-            )
+            format!("`{}` ({} elements of {} bytes at {:#x})", self.label, self.elements(), self.elem_size, self.addr)
         } else {
-            format!(
-                "`{}` ({} bytes at {:#x})",
-                self.label, self.bytes, self.addr
-            )
+            format!("`{}` ({} bytes at {:#x})", self.label, self.bytes, self.addr)
         }
     }
 }
@@ -106,35 +97,17 @@ impl Arena {
         // SAFETY: a valid NUL-terminated name; the returned fd is owned below.
         let raw = unsafe { libc::memfd_create(c"gpubook-emu-arena".as_ptr(), libc::MFD_CLOEXEC) };
         if raw < 0 {
-            return Err(EmuError::io(
-                "creating the emulator's device memory (memfd_create)",
-                last_os_error(),
-            ));
+            return Err(EmuError::io("creating the emulator's device memory (memfd_create)", last_os_error()));
         }
         // SAFETY: raw is a fresh fd that nothing else owns.
         let fd = unsafe { OwnedFd::from_raw_fd(raw) };
         // SAFETY: fd is valid; ftruncate on a memfd only sets its size (no pages are allocated).
         if unsafe { libc::ftruncate(fd.as_raw_fd(), bytes as libc::off_t) } != 0 {
-            return Err(EmuError::io(
-                format!(
-                    "sizing the emulator's device memory to {} GiB (ftruncate)",
-                    bytes >> 30
-                ),
-                last_os_error(),
-            ));
+            return Err(EmuError::io(format!("sizing the emulator's device memory to {} GiB (ftruncate)", bytes >> 30), last_os_error()));
         }
         let base = map_shared(&fd, bytes, index)?;
         let guard = MIN_GUARD.max(page);
-        Ok(Arena {
-            fd,
-            base,
-            bytes,
-            page,
-            guard,
-            slots: BTreeMap::new(),
-            freed: VecDeque::new(),
-            pending: Vec::new(),
-        })
+        Ok(Arena { fd, base, bytes, page, guard, slots: BTreeMap::new(), freed: VecDeque::new(), pending: Vec::new() })
     }
 
     pub fn fd(&self) -> i32 {
@@ -173,24 +146,12 @@ impl Arena {
         }
         let end = cursor + need;
         let addr = end - rounded;
-        let info = BufferInfo {
-            addr,
-            bytes,
-            elem_size: elem_size.max(1),
-            label: clean_label(label),
-        };
+        let info = BufferInfo { addr, bytes, elem_size: elem_size.max(1), label: clean_label(label) };
         // SAFETY: [addr, end) lies inside our mapping and belongs to no other buffer.
         unsafe { std::ptr::write_bytes(addr as *mut u8, 0xFF, rounded as usize) };
         self.pending.push(Notice::Alloc(info.clone()));
         self.pending.push(Notice::Unwritten(addr, bytes));
-        self.slots.insert(
-            addr,
-            Slot {
-                info,
-                start: cursor,
-                end,
-            },
-        );
+        self.slots.insert(addr, Slot { info, start: cursor, end });
         Ok(addr)
     }
 
@@ -235,8 +196,7 @@ impl Arena {
     /// The live buffer whose bytes include `addr`.
     pub fn buffer_at(&self, addr: u64) -> Option<BufferInfo> {
         let (_, slot) = self.slots.range(..=addr).next_back()?;
-        (addr < slot.info.end() || (slot.info.bytes == 0 && addr == slot.info.addr))
-            .then(|| slot.info.clone())
+        (addr < slot.info.end() || (slot.info.bytes == 0 && addr == slot.info.addr)).then(|| slot.info.clone())
     }
 
     /// Checks that `[addr, addr+len)` lies inside one live buffer; `what` names the operation
@@ -246,10 +206,7 @@ impl Arena {
             return Ok(()); // an empty copy touches nothing, wherever it points
         }
         let Some(b) = self.buffer_at(addr) else {
-            return Err(EmuError::Memory(format!(
-                "{what} at {addr:#x}: {}",
-                self.explain_stray(addr)
-            )));
+            return Err(EmuError::Memory(format!("{what} at {addr:#x}: {}", self.explain_stray(addr))));
         };
         let end = addr.saturating_add(len as u64);
         if end > b.end() {
@@ -266,11 +223,7 @@ impl Arena {
 
     /// Why `addr` is not inside a buffer, naming the nearest one.
     fn explain_stray(&self, addr: u64) -> String {
-        if let Some(b) = self
-            .freed
-            .iter()
-            .rev()
-            .find(|b| addr >= b.addr && addr < b.end())
+        if let Some(b) = self.freed.iter().rev().find(|b| addr >= b.addr && addr < b.end())
             && self.buffer_at(addr).is_none()
         {
             return format!("buffer {} was freed", b.describe());
@@ -278,20 +231,12 @@ impl Arena {
         if let Some((_, s)) = self.slots.range(..=addr).next_back()
             && addr < s.end + self.guard
         {
-            return format!(
-                "{} bytes past the end of buffer {}",
-                addr - s.info.end(),
-                s.info.describe()
-            );
+            return format!("{} bytes past the end of buffer {}", addr - s.info.end(), s.info.describe());
         }
         if let Some((_, s)) = self.slots.range(addr..).next()
             && s.info.addr - addr <= self.guard
         {
-            return format!(
-                "{} bytes before buffer {}",
-                s.info.addr - addr,
-                s.info.describe()
-            );
+            return format!("{} bytes before buffer {}", s.info.addr - addr, s.info.describe());
         }
         if addr < self.base || addr >= self.base + self.bytes {
             "not a device address (a host pointer, or an uninitialized one?)".into()
@@ -302,11 +247,7 @@ impl Arena {
 
     /// Host -> device. The range must lie inside a live buffer.
     pub fn write(&mut self, dst: u64, src: &[u8]) -> Result<(), EmuError> {
-        self.check_range(
-            dst,
-            src.len(),
-            &format!("host-to-device copy of {} bytes", src.len()),
-        )?;
+        self.check_range(dst, src.len(), &format!("host-to-device copy of {} bytes", src.len()))?;
         // SAFETY: checked to lie inside a live buffer of our mapping; src is a distinct host slice.
         unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), dst as *mut u8, src.len()) };
         self.wrote(dst, src.len());
@@ -315,11 +256,7 @@ impl Arena {
 
     /// Device -> host.
     pub fn read(&self, src: u64, dst: &mut [u8]) -> Result<(), EmuError> {
-        self.check_range(
-            src,
-            dst.len(),
-            &format!("device-to-host copy of {} bytes", dst.len()),
-        )?;
+        self.check_range(src, dst.len(), &format!("device-to-host copy of {} bytes", dst.len()))?;
         // SAFETY: as in `write`.
         unsafe { std::ptr::copy_nonoverlapping(src as *const u8, dst.as_mut_ptr(), dst.len()) };
         Ok(())
@@ -327,16 +264,8 @@ impl Arena {
 
     /// Device -> device; the ranges may overlap (memmove).
     pub fn copy(&mut self, dst: u64, src: u64, bytes: usize) -> Result<(), EmuError> {
-        self.check_range(
-            src,
-            bytes,
-            &format!("device-to-device copy of {bytes} bytes, reading"),
-        )?;
-        self.check_range(
-            dst,
-            bytes,
-            &format!("device-to-device copy of {bytes} bytes, writing"),
-        )?;
+        self.check_range(src, bytes, &format!("device-to-device copy of {bytes} bytes, reading"))?;
+        self.check_range(dst, bytes, &format!("device-to-device copy of {bytes} bytes, writing"))?;
         // SAFETY: both ranges checked; `copy` tolerates overlap.
         unsafe { std::ptr::copy(src as *const u8, dst as *mut u8, bytes) };
         self.wrote(dst, bytes);
@@ -391,16 +320,7 @@ fn map_shared(fd: &OwnedFd, bytes: u64, index: usize) -> Result<u64, EmuError> {
             break;
         }
         // SAFETY: a fresh mapping of our own fd; FIXED_NOREPLACE never replaces an existing one.
-        let p = unsafe {
-            libc::mmap(
-                hint as *mut _,
-                bytes as usize,
-                prot,
-                flags | libc::MAP_FIXED_NOREPLACE,
-                fd.as_raw_fd(),
-                0,
-            )
-        };
+        let p = unsafe { libc::mmap(hint as *mut _, bytes as usize, prot, flags | libc::MAP_FIXED_NOREPLACE, fd.as_raw_fd(), 0) };
         if p == hint as *mut libc::c_void {
             return Ok(hint);
         }
@@ -411,40 +331,18 @@ fn map_shared(fd: &OwnedFd, bytes: u64, index: usize) -> Result<u64, EmuError> {
         }
     }
     // SAFETY: as above, the kernel picks the address.
-    let p = unsafe {
-        libc::mmap(
-            std::ptr::null_mut(),
-            bytes as usize,
-            prot,
-            flags,
-            fd.as_raw_fd(),
-            0,
-        )
-    };
+    let p = unsafe { libc::mmap(std::ptr::null_mut(), bytes as usize, prot, flags, fd.as_raw_fd(), 0) };
     if p == libc::MAP_FAILED {
-        return Err(EmuError::io(
-            format!(
-                "mapping {} GiB of emulated device memory (mmap)",
-                bytes >> 30
-            ),
-            last_os_error(),
-        ));
+        return Err(EmuError::io(format!("mapping {} GiB of emulated device memory (mmap)", bytes >> 30), last_os_error()));
     }
     Ok(p as u64)
 }
 
 /// Labels travel on one protocol line: no control characters.
 fn clean_label(label: &str) -> String {
-    let l: String = label
-        .chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .collect();
+    let l: String = label.chars().map(|c| if c.is_control() { ' ' } else { c }).collect();
     let l = l.trim();
-    if l.is_empty() {
-        "buffer".into()
-    } else {
-        l.to_string()
-    }
+    if l.is_empty() { "buffer".into() } else { l.to_string() }
 }
 
 fn last_os_error() -> std::io::Error {
@@ -470,10 +368,7 @@ mod tests {
         assert!(back.iter().all(|&b| b == 0xFF));
         let f = f32::from_le_bytes(back[..4].try_into().unwrap());
         assert!(f.is_nan());
-        assert_eq!(
-            a.take_notices(),
-            vec![Notice::Alloc(a.buffer_at(x).unwrap())]
-        );
+        assert_eq!(a.take_notices(), vec![Notice::Alloc(a.buffer_at(x).unwrap())]);
     }
 
     #[test]
@@ -481,8 +376,7 @@ mod tests {
         let mut a = arena();
         let x = a.alloc(16, 4, "x").unwrap();
         let y = a.alloc(16, 4, "y").unwrap();
-        a.write(x, &[1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16])
-            .unwrap();
+        a.write(x, &[1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16]).unwrap();
         a.copy(y, x + 4, 8).unwrap();
         a.fill(y + 8, 7, 8).unwrap();
         let mut out = [0u8; 16];
@@ -519,10 +413,7 @@ mod tests {
         let mut a = arena();
         let x = a.alloc(4096, 4, "c").unwrap();
         let e = a.write(x, &[0u8; 4100]).unwrap_err().to_string();
-        assert!(
-            e.contains("runs 4 bytes past its end") && e.contains("`c` (1024 elements of 4 bytes"),
-            "{e}"
-        );
+        assert!(e.contains("runs 4 bytes past its end") && e.contains("`c` (1024 elements of 4 bytes"), "{e}");
         let e = a.write(x + 4096 + 8, &[0u8; 4]).unwrap_err().to_string();
         assert!(e.contains("8 bytes past the end of buffer `c`"), "{e}");
         let e = a.write(16, &[0u8; 4]).unwrap_err().to_string();

@@ -20,15 +20,7 @@ include!(concat!(env!("OUT_DIR"), "/emu_files.rs"));
 const WORKER_SOURCE_DIR: &str = "runtime";
 const WORKER_SOURCE_EXTENSIONS: &[&str] = &["cpp", "cc", "c", "S"];
 /// Flags for the worker; `-rdynamic` exports the runtime's symbols to the kernels it dlopens.
-const WORKER_FLAGS: &[&str] = &[
-    "-std=c++17",
-    "-O2",
-    "-g",
-    "-pthread",
-    "-rdynamic",
-    "-fno-exceptions",
-    "-fno-rtti",
-];
+const WORKER_FLAGS: &[&str] = &["-std=c++17", "-O2", "-g", "-pthread", "-rdynamic", "-fno-exceptions", "-fno-rtti"];
 const WORKER_LIBS: &[&str] = &["-ldl"];
 pub(crate) const WORKER_NAME: &str = "gpubook-emu-worker";
 
@@ -96,24 +88,14 @@ pub(crate) struct Runtime {
 pub(crate) fn toolchain(config: &EmuConfig) -> Result<Toolchain, EmuError> {
     type Found = HashMap<Option<PathBuf>, Result<Toolchain, String>>;
     static FOUND: OnceLock<Mutex<Found>> = OnceLock::new();
-    let mut found = FOUND
-        .get_or_init(Default::default)
-        .lock()
-        .unwrap_or_else(|p| p.into_inner());
-    found
-        .entry(config.cxx.clone())
-        .or_insert_with(|| find_toolchain(config.cxx.as_deref()))
-        .clone()
-        .map_err(EmuError::NoCompiler)
+    let mut found = FOUND.get_or_init(Default::default).lock().unwrap_or_else(|p| p.into_inner());
+    found.entry(config.cxx.clone()).or_insert_with(|| find_toolchain(config.cxx.as_deref())).clone().map_err(EmuError::NoCompiler)
 }
 
 fn find_toolchain(configured: Option<&Path>) -> Result<Toolchain, String> {
     let candidates: Vec<PathBuf> = match configured {
         Some(c) => vec![c.to_path_buf()],
-        None => ["c++", "g++", "clang++"]
-            .iter()
-            .map(PathBuf::from)
-            .collect(),
+        None => ["c++", "g++", "clang++"].iter().map(PathBuf::from).collect(),
     };
     let mut tried = Vec::new();
     for cxx in candidates {
@@ -122,25 +104,13 @@ fn find_toolchain(configured: Option<&Path>) -> Result<Toolchain, String> {
                 let text = String::from_utf8_lossy(&out.stdout);
                 let version = text.lines().next().unwrap_or("").trim().to_string();
                 let clang = text.contains("clang");
-                return Ok(Toolchain {
-                    cxx,
-                    version,
-                    clang,
-                });
+                return Ok(Toolchain { cxx, version, clang });
             }
-            Ok(out) => tried.push(format!(
-                "`{} --version` exited with {}",
-                cxx.display(),
-                out.status
-            )),
+            Ok(out) => tried.push(format!("`{} --version` exited with {}", cxx.display(), out.status)),
             Err(e) => tried.push(format!("`{}`: {e}", cxx.display())),
         }
     }
-    let how = if configured.is_some() {
-        "$CXX"
-    } else {
-        "c++, g++ and clang++ on PATH"
-    };
+    let how = if configured.is_some() { "$CXX" } else { "c++, g++ and clang++ on PATH" };
     Err(format!(
         "tried {how} ({}); install one (Debian/Ubuntu: `sudo apt install g++`; macOS is not \
          supported) or set CXX to a C++17 compiler",
@@ -156,18 +126,14 @@ pub(crate) fn runtime(config: &EmuConfig, tc: &Toolchain) -> Result<Runtime, Emu
     for (path, bytes) in EMU_FILES {
         h.add(path.as_bytes()).add(bytes);
     }
-    h.add(tc.cxx.as_os_str().as_encoded_bytes())
-        .add(tc.version.as_bytes());
+    h.add(tc.cxx.as_os_str().as_encoded_bytes()).add(tc.version.as_bytes());
     for f in WORKER_FLAGS.iter().chain(WORKER_LIBS) {
         h.add(f.as_bytes());
     }
     let dir = config.cache_dir.join(format!("emu-runtime-{}", h.hex()));
     // Held while building, so threads of one process build once; other processes race
     // harmlessly through the renames.
-    let mut built = BUILT
-        .get_or_init(Default::default)
-        .lock()
-        .unwrap_or_else(|p| p.into_inner());
+    let mut built = BUILT.get_or_init(Default::default).lock().unwrap_or_else(|p| p.into_inner());
     if let Some(rt) = built.get(&dir) {
         return Ok(rt.clone());
     }
@@ -189,10 +155,7 @@ pub(crate) fn runtime(config: &EmuConfig, tc: &Toolchain) -> Result<Runtime, Emu
     if !worker.is_file() {
         build_worker(tc, &dir, &worker)?;
     }
-    let rt = Runtime {
-        dir: dir.clone(),
-        worker,
-    };
+    let rt = Runtime { dir: dir.clone(), worker };
     built.insert(dir, rt.clone());
     Ok(rt)
 }
@@ -204,26 +167,16 @@ fn build_worker(tc: &Toolchain, dir: &Path, worker: &Path) -> Result<(), EmuErro
         .iter()
         .map(|(rel, _)| Path::new(rel))
         .filter(|p| p.parent() == Some(Path::new(WORKER_SOURCE_DIR)))
-        .filter(|p| {
-            p.extension()
-                .is_some_and(|e| WORKER_SOURCE_EXTENSIONS.iter().any(|x| e == *x))
-        })
+        .filter(|p| p.extension().is_some_and(|e| WORKER_SOURCE_EXTENSIONS.iter().any(|x| e == *x)))
         .map(|p| dir.join(p))
         .collect();
     if sources.is_empty() {
-        return Err(EmuError::Worker(format!(
-            "no worker sources in kernels/emu/{WORKER_SOURCE_DIR}/ were embedded in this build"
-        )));
+        return Err(EmuError::Worker(format!("no worker sources in kernels/emu/{WORKER_SOURCE_DIR}/ were embedded in this build")));
     }
-    let objects: Vec<PathBuf> = sources
-        .iter()
-        .map(|s| temp_name(&s.with_extension("o")))
-        .collect();
+    let objects: Vec<PathBuf> = sources.iter().map(|s| temp_name(&s.with_extension("o"))).collect();
     let jobs: Vec<(&PathBuf, &PathBuf)> = sources.iter().zip(&objects).collect();
     let next = std::sync::atomic::AtomicUsize::new(0);
-    let threads = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .min(jobs.len());
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(jobs.len());
     let failures: Vec<EmuError> = std::thread::scope(|scope| {
         let workers: Vec<_> = (0..threads)
             .map(|_| {
@@ -235,12 +188,7 @@ fn build_worker(tc: &Toolchain, dir: &Path, worker: &Path) -> Result<(), EmuErro
                             break failed;
                         };
                         let mut cmd = Command::new(&tc.cxx);
-                        cmd.args(WORKER_FLAGS)
-                            .arg(format!("-I{}", dir.display()))
-                            .arg("-c")
-                            .arg(src)
-                            .arg("-o")
-                            .arg(obj);
+                        cmd.args(WORKER_FLAGS).arg(format!("-I{}", dir.display())).arg("-c").arg(src).arg("-o").arg(obj);
                         if let Err(e) = run_worker_build(cmd, tc) {
                             failed.push(e);
                         }
@@ -248,27 +196,16 @@ fn build_worker(tc: &Toolchain, dir: &Path, worker: &Path) -> Result<(), EmuErro
                 })
             })
             .collect();
-        workers
-            .into_iter()
-            .flat_map(|w| w.join().unwrap_or_default())
-            .collect()
+        workers.into_iter().flat_map(|w| w.join().unwrap_or_default()).collect()
     });
     let result = match failures.into_iter().next() {
         Some(e) => Err(e),
         None => {
             let tmp = temp_name(worker);
             let mut link = Command::new(&tc.cxx);
-            link.args(WORKER_FLAGS)
-                .args(&objects)
-                .arg("-o")
-                .arg(&tmp)
-                .args(WORKER_LIBS);
-            run_worker_build(link, tc).and_then(|()| {
-                std::fs::rename(&tmp, worker).map_err(io_context(format!(
-                    "moving the worker into {}",
-                    worker.display()
-                )))
-            })
+            link.args(WORKER_FLAGS).args(&objects).arg("-o").arg(&tmp).args(WORKER_LIBS);
+            run_worker_build(link, tc)
+                .and_then(|()| std::fs::rename(&tmp, worker).map_err(io_context(format!("moving the worker into {}", worker.display()))))
         }
     };
     for obj in &objects {
@@ -278,10 +215,7 @@ fn build_worker(tc: &Toolchain, dir: &Path, worker: &Path) -> Result<(), EmuErro
 }
 
 fn run_worker_build(mut cmd: Command, tc: &Toolchain) -> Result<(), EmuError> {
-    let out = cmd.output().map_err(io_context(format!(
-        "running {} to build the emulator's worker",
-        tc.cxx.display()
-    )))?;
+    let out = cmd.output().map_err(io_context(format!("running {} to build the emulator's worker", tc.cxx.display())))?;
     if out.status.success() {
         return Ok(());
     }
@@ -325,27 +259,13 @@ pub(crate) fn compile_module(
     flags.extend(["-include".to_string(), "gpubook_device.h".to_string()]);
 
     let mut h = Key::new("module");
-    h.add(rewritten.text.as_bytes())
-        .add(tc.cxx.as_os_str().as_encoded_bytes())
-        .add(tc.version.as_bytes());
+    h.add(rewritten.text.as_bytes()).add(tc.cxx.as_os_str().as_encoded_bytes()).add(tc.version.as_bytes());
     h.add(mode.as_str().as_bytes());
     for f in &flags {
         h.add(f.as_bytes());
     }
-    let stem = path
-        .file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "kernel".into());
-    let stem: String = stem
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '_' {
-                c
-            } else {
-                '-'
-            }
-        })
-        .collect();
+    let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "kernel".into());
+    let stem: String = stem.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '-' }).collect();
     let kdir = config.cache_dir.join("emu-kernels");
     let base = kdir.join(format!("{stem}-{}-{}", mode.as_str(), h.hex()));
     // `<base>.deps` names the current build, `<base>-<headers hash>.so`, and lists the learner's
@@ -356,17 +276,11 @@ pub(crate) fn compile_module(
         return Ok(Built { so });
     }
 
-    std::fs::create_dir_all(&kdir).map_err(io_context(format!(
-        "creating the kernel cache {}",
-        kdir.display()
-    )))?;
+    std::fs::create_dir_all(&kdir).map_err(io_context(format!("creating the kernel cache {}", kdir.display())))?;
     // The rewritten source stays next to the .so: handy when debugging the emulator.
     let cpp = base.with_extension("cpp");
     write_atomically(&cpp, rewritten.text.as_bytes())?;
-    let (tmp_so, tmp_d) = (
-        temp_name(&base.with_extension("so")),
-        temp_name(&base.with_extension("d")),
-    );
+    let (tmp_so, tmp_d) = (temp_name(&base.with_extension("so")), temp_name(&base.with_extension("d")));
     let out = Command::new(&tc.cxx)
         .args(&flags)
         .arg("-MMD")
@@ -376,11 +290,7 @@ pub(crate) fn compile_module(
         .arg("-o")
         .arg(&tmp_so)
         .output()
-        .map_err(io_context(format!(
-            "running {} to compile {}",
-            tc.cxx.display(),
-            path.display()
-        )))?;
+        .map_err(io_context(format!("running {} to compile {}", tc.cxx.display(), path.display())))?;
     let depfile = std::fs::read_to_string(&tmp_d).unwrap_or_default();
     let _ = std::fs::remove_file(&tmp_d);
     if !out.status.success() {
@@ -391,31 +301,15 @@ pub(crate) fn compile_module(
     // The learner's headers (not ours, not the system's), so editing an included .cuh
     // rebuilds even though the .cu did not change.
     let mut headers = String::new();
-    for header in parse_depfile(&depfile)
-        .into_iter()
-        .filter(|p| p != &cpp && !p.starts_with(&rt.dir))
-    {
+    for header in parse_depfile(&depfile).into_iter().filter(|p| p != &cpp && !p.starts_with(&rt.dir)) {
         if let Ok(bytes) = std::fs::read(&header) {
-            headers.push_str(&format!(
-                "{}\t{}\n",
-                Key::new("file").add(&bytes).hex(),
-                header.display()
-            ));
+            headers.push_str(&format!("{}\t{}\n", Key::new("file").add(&bytes).hex(), header.display()));
         }
     }
     let stem = base.file_name().expect("has a name").to_string_lossy();
-    let so = base.with_file_name(format!(
-        "{stem}-{}.so",
-        Key::new("headers").add(headers.as_bytes()).hex()
-    ));
-    std::fs::rename(&tmp_so, &so).map_err(io_context(format!(
-        "moving the compiled kernel into {}",
-        so.display()
-    )))?;
-    let record = format!(
-        "{}\n{headers}",
-        so.file_name().expect("has a name").to_string_lossy()
-    );
+    let so = base.with_file_name(format!("{stem}-{}.so", Key::new("headers").add(headers.as_bytes()).hex()));
+    std::fs::rename(&tmp_so, &so).map_err(io_context(format!("moving the compiled kernel into {}", so.display())))?;
+    let record = format!("{}\n{headers}", so.file_name().expect("has a name").to_string_lossy());
     write_atomically(&deps, record.as_bytes())?;
     Ok(Built { so })
 }
@@ -470,9 +364,7 @@ fn compile_error(path: &Path, log: &str, rt: &Runtime) -> EmuError {
     let log = log.replace(&runtime_prefix, "kernels/emu/");
     let learner = path.display().to_string();
     let first_error = log.lines().find_map(|l| {
-        let (loc, msg) = l
-            .split_once(": error: ")
-            .or_else(|| l.split_once(": fatal error: "))?;
+        let (loc, msg) = l.split_once(": error: ").or_else(|| l.split_once(": fatal error: "))?;
         Some((loc.to_string(), msg.trim().to_string()))
     });
     let Some((loc, message)) = first_error else {
@@ -492,29 +384,14 @@ fn compile_error(path: &Path, log: &str, rt: &Runtime) -> EmuError {
     let line = line_in_learner(&loc).or_else(|| {
         log.lines().find_map(|l| {
             let at = l.find(&learner)?;
-            line_in_learner(
-                l[at..]
-                    .split_whitespace()
-                    .next()?
-                    .trim_end_matches([',', ':']),
-            )
-            .or_else(|| line_in_learner(&l[at..]))
+            line_in_learner(l[at..].split_whitespace().next()?.trim_end_matches([',', ':'])).or_else(|| line_in_learner(&l[at..]))
         })
     });
     // An undeclared CUDA intrinsic (and no "did you mean") is a feature the header lacks.
     if let (Some(name), Some(line)) = (undeclared_intrinsic(&message), line) {
-        return EmuError::Unsupported {
-            feature: format!("`{name}`"),
-            file: path.into(),
-            line,
-        };
+        return EmuError::Unsupported { feature: format!("`{name}`"), file: path.into(), line };
     }
-    EmuError::Compile {
-        file: path.into(),
-        line,
-        message,
-        log: first_lines(&log, LOG_LINES),
-    }
+    EmuError::Compile { file: path.into(), line, message, log: first_lines(&log, LOG_LINES) }
 }
 
 /// `'__nanosleep' was not declared in this scope` → `__nanosleep`, unless the compiler
@@ -523,9 +400,7 @@ fn undeclared_intrinsic(message: &str) -> Option<&str> {
     if message.contains("did you mean") {
         return None;
     }
-    let rest = message
-        .strip_prefix('\'')
-        .or_else(|| message.strip_prefix('‘'))?;
+    let rest = message.strip_prefix('\'').or_else(|| message.strip_prefix('‘'))?;
     let end = rest.find(['\'', '’'])?;
     let (name, tail) = (&rest[..end], &rest[end..]);
     let undeclared = tail.contains("was not declared") || tail.contains("undeclared identifier");
@@ -590,10 +465,7 @@ mod tests {
     use super::*;
 
     fn rt() -> Runtime {
-        Runtime {
-            dir: "/cache/emu-runtime-abc".into(),
-            worker: "/cache/w".into(),
-        }
+        Runtime { dir: "/cache/emu-runtime-abc".into(), worker: "/cache/w".into() }
     }
 
     #[test]
@@ -602,9 +474,7 @@ mod tests {
                    kernels/ch03/vector_add.cu:7:5: error: 'i' was not declared in this scope\n\
                    \x20   7 |     c[i] = a[i];\n";
         match compile_error(Path::new("kernels/ch03/vector_add.cu"), log, &rt()) {
-            EmuError::Compile {
-                line, message, log, ..
-            } => {
+            EmuError::Compile { line, message, log, .. } => {
                 assert_eq!(line, Some(7));
                 assert_eq!(message, "'i' was not declared in this scope");
                 assert!(log.contains("c[i] = a[i]"));
@@ -635,10 +505,7 @@ mod tests {
             EmuError::Unsupported { line: 3, ref feature, .. } if feature == "`__nanosleep`"
         ));
         let log = "k.cu:3:5: error: '__syncthread' was not declared in this scope; did you mean '__syncthreads'?\n";
-        assert!(matches!(
-            compile_error(Path::new("k.cu"), log, &rt()),
-            EmuError::Compile { .. }
-        ));
+        assert!(matches!(compile_error(Path::new("k.cu"), log, &rt()), EmuError::Compile { .. }));
     }
 
     #[test]
@@ -651,22 +518,12 @@ mod tests {
     #[test]
     fn depfiles_parse() {
         let d = "/c/x.so: /c/x.cpp /r/gpubook_device.h \\\n /home/me/my\\ dir/common.cuh\n";
-        assert_eq!(
-            parse_depfile(d),
-            [
-                PathBuf::from("/c/x.cpp"),
-                "/r/gpubook_device.h".into(),
-                "/home/me/my dir/common.cuh".into()
-            ]
-        );
+        assert_eq!(parse_depfile(d), [PathBuf::from("/c/x.cpp"), "/r/gpubook_device.h".into(), "/home/me/my dir/common.cuh".into()]);
     }
 
     #[test]
     fn keys_separate_parts() {
-        assert_ne!(
-            Key::new("k").add(b"ab").add(b"c").hex(),
-            Key::new("k").add(b"a").add(b"bc").hex()
-        );
+        assert_ne!(Key::new("k").add(b"ab").add(b"c").hex(), Key::new("k").add(b"a").add(b"bc").hex());
         assert_eq!(Key::new("k").add(b"x").hex(), Key::new("k").add(b"x").hex());
     }
 }

@@ -40,9 +40,7 @@ impl FromStr for Mode {
         match s.trim().to_ascii_lowercase().as_str() {
             "check" => Ok(Mode::Check),
             "fast" => Ok(Mode::Fast),
-            other => Err(format!(
-                "`{other}` is not an emulator mode (expected `check` or `fast`)"
-            )),
+            other => Err(format!("`{other}` is not an emulator mode (expected `check` or `fast`)")),
         }
     }
 }
@@ -77,28 +75,18 @@ impl EmuConfig {
     pub fn from_env() -> EmuConfig {
         let var = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
         let mode = var("GPUBOOK_EMU_MODE")
-            .and_then(|v| {
-                v.parse::<Mode>()
-                    .or_else(|e| warn("GPUBOOK_EMU_MODE", &e).ok_or(()))
-                    .ok()
-            })
+            .and_then(|v| v.parse::<Mode>().or_else(|e| warn("GPUBOOK_EMU_MODE", &e).ok_or(())).ok())
             .unwrap_or_default();
         let watchdog = var("GPUBOOK_EMU_WATCHDOG_S")
             .and_then(|v| match v.trim().parse::<f64>() {
                 Ok(s) if s > 0.0 && s.is_finite() => Some(Duration::from_secs_f64(s)),
-                _ => warn(
-                    "GPUBOOK_EMU_WATCHDOG_S",
-                    &format!("`{v}` is not a positive number of seconds"),
-                ),
+                _ => warn("GPUBOOK_EMU_WATCHDOG_S", &format!("`{v}` is not a positive number of seconds")),
             })
             .unwrap_or(DEFAULT_WATCHDOG);
         let threads = var("GPUBOOK_EMU_THREADS")
             .and_then(|v| match v.trim().parse::<usize>() {
                 Ok(n) if n > 0 => Some(n),
-                _ => warn(
-                    "GPUBOOK_EMU_THREADS",
-                    &format!("`{v}` is not a positive thread count"),
-                ),
+                _ => warn("GPUBOOK_EMU_THREADS", &format!("`{v}` is not a positive thread count")),
             })
             .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
         let cache_dir = var("GPUBOOK_CACHE_DIR")
@@ -106,14 +94,7 @@ impl EmuConfig {
             .or_else(|| var("CARGO_TARGET_DIR").map(|t| PathBuf::from(t).join("gpubook-cache")))
             .or_else(|| var("HOME").map(|h| PathBuf::from(h).join(".cache").join("gpubook")))
             .unwrap_or_else(|| std::env::temp_dir().join("gpubook-cache"));
-        EmuConfig {
-            mode,
-            watchdog,
-            threads,
-            cxx: var("CXX").map(PathBuf::from),
-            cache_dir,
-            arena_bytes: DEFAULT_ARENA_BYTES,
-        }
+        EmuConfig { mode, watchdog, threads, cxx: var("CXX").map(PathBuf::from), cache_dir, arena_bytes: DEFAULT_ARENA_BYTES }
     }
 }
 

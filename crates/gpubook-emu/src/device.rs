@@ -31,13 +31,8 @@ impl KernelSource {
     /// Reads a .cu file from disk.
     pub fn from_file(path: impl Into<PathBuf>) -> Result<KernelSource, EmuError> {
         let path = path.into();
-        let text = std::fs::read_to_string(&path)
-            .map_err(io_context(format!("reading {}", path.display())))?;
-        Ok(KernelSource {
-            path,
-            text,
-            include_dirs: Vec::new(),
-        })
+        let text = std::fs::read_to_string(&path).map_err(io_context(format!("reading {}", path.display())))?;
+        Ok(KernelSource { path, text, include_dirs: Vec::new() })
     }
 }
 
@@ -147,21 +142,13 @@ impl EmuDevice {
     /// Creates the device's memory. Nothing is compiled or started until first needed.
     pub fn new(ordinal: usize, config: EmuConfig) -> Result<EmuDevice, EmuError> {
         let arena = Arena::new(config.arena_bytes, ordinal)?;
-        Ok(EmuDevice {
-            ordinal,
-            config,
-            arena: Mutex::new(arena),
-            worker: Mutex::new(WorkerSlot::default()),
-        })
+        Ok(EmuDevice { ordinal, config, arena: Mutex::new(arena), worker: Mutex::new(WorkerSlot::default()) })
     }
 
     pub fn info(&self) -> EmuInfo {
         let threads = self.config.threads.max(1);
         EmuInfo {
-            name: format!(
-                "gpubook emulator (CPU, {threads} thread{})",
-                if threads == 1 { "" } else { "s" }
-            ),
+            name: format!("gpubook emulator (CPU, {threads} thread{})", if threads == 1 { "" } else { "s" }),
             ordinal: self.ordinal,
             total_memory: self.arena().bytes(),
             sm_count: threads as u32,
@@ -233,31 +220,15 @@ impl EmuDevice {
 
     /// Runs `kernel` of `module` over the grid. `args` holds each parameter's bytes as
     /// cuLaunchKernel's kernelParams would point at them (8 bytes for a device pointer).
-    pub fn launch(
-        &self,
-        module: &EmuModule,
-        kernel: &str,
-        launch: &LaunchSpec,
-        args: &[Vec<u8>],
-    ) -> Result<LaunchStats, EmuError> {
+    pub fn launch(&self, module: &EmuModule, kernel: &str, launch: &LaunchSpec, args: &[Vec<u8>]) -> Result<LaunchStats, EmuError> {
         let mode = launch.mode.unwrap_or(self.config.mode);
         let sig = self.check_kernel(module, kernel)?;
-        let at = |d: Diagnostic| {
-            EmuError::Kernel(Diagnostic {
-                file: Some(module.path.clone()),
-                line: Some(sig.line),
-                ..d
-            })
-        };
+        let at = |d: Diagnostic| EmuError::Kernel(Diagnostic { file: Some(module.path.clone()), line: Some(sig.line), ..d });
         check_config(launch).map_err(at)?;
         self.check_args(sig, args).map_err(at)?;
         let (so, rt) = self.build(module, mode)?;
 
-        let threads = if mode == Mode::Fast {
-            self.config.threads.max(1)
-        } else {
-            1
-        };
+        let threads = if mode == Mode::Fast { self.config.threads.max(1) } else { 1 };
         let line = launch_line(module.load_id(mode), kernel, launch, mode, threads, args);
 
         let mut slot = self.worker.lock().unwrap_or_else(|p| p.into_inner());
@@ -268,16 +239,8 @@ impl EmuDevice {
         let worker = slot.worker.as_mut().expect("ready_worker started it");
         match worker.request(&line, Some(deadline)) {
             Ok(reply) if reply.ok => Ok(LaunchStats {
-                wall: reply
-                    .ns
-                    .map(Duration::from_nanos)
-                    .unwrap_or_else(|| started.elapsed()),
-                threads: launch
-                    .grid
-                    .iter()
-                    .chain(&launch.block)
-                    .map(|&d| d as u64)
-                    .product(),
+                wall: reply.ns.map(Duration::from_nanos).unwrap_or_else(|| started.elapsed()),
+                threads: launch.grid.iter().chain(&launch.block).map(|&d| d as u64).product(),
                 mode,
             }),
             Ok(reply) => {
@@ -294,10 +257,7 @@ impl EmuDevice {
             Err(Failure::Died { status, stderr }) => {
                 // Died without a report (its crash handler did not get to write one).
                 self.retire(&mut slot);
-                let what = format!(
-                    "running `{kernel}`, the emulator's worker process {}",
-                    describe_exit(status)
-                );
+                let what = format!("running `{kernel}`, the emulator's worker process {}", describe_exit(status));
                 let mut d = Diagnostic::new(DiagClass::Crash, what);
                 d.file = Some(module.path.clone());
                 d.notes.extend(stderr_notes(&stderr));
@@ -324,15 +284,7 @@ impl EmuDevice {
         if let Some((_, so)) = builds.iter().find(|(m, _)| *m == mode) {
             return Ok((so.clone(), rt));
         }
-        let built = compile::compile_module(
-            &self.config,
-            &tc,
-            &rt,
-            &module.path,
-            &module.include_dirs,
-            &module.rewritten,
-            mode,
-        )?;
+        let built = compile::compile_module(&self.config, &tc, &rt, &module.path, &module.include_dirs, &module.rewritten, mode)?;
         builds.push((mode, built.so.clone()));
         Ok((built.so, rt))
     }
@@ -344,12 +296,7 @@ impl EmuDevice {
         let notices: Vec<Notice> = if fresh {
             let (fd, base, bytes, live) = {
                 let mut arena = self.arena();
-                (
-                    arena.fd(),
-                    arena.base(),
-                    arena.bytes(),
-                    arena.live_buffers(),
-                )
+                (arena.fd(), arena.base(), arena.bytes(), arena.live_buffers())
             };
             slot.worker = Some(Worker::spawn(&rt.worker, fd, base, bytes)?);
             slot.loaded.clear();
@@ -363,10 +310,7 @@ impl EmuDevice {
         };
         for notice in notices {
             let line = match &notice {
-                Notice::Alloc(b) => format!(
-                    "ALLOC {:#x} {} {} {}",
-                    b.addr, b.bytes, b.elem_size, b.label
-                ),
+                Notice::Alloc(b) => format!("ALLOC {:#x} {} {} {}", b.addr, b.bytes, b.elem_size, b.label),
                 Notice::Free(addr) => format!("FREE {addr:#x}"),
                 Notice::Unwritten(addr, bytes) => format!("UNWRITTEN {addr:#x} {bytes}"),
                 Notice::Wrote(addr, bytes) => format!("WROTE {addr:#x} {bytes}"),
@@ -376,22 +320,12 @@ impl EmuDevice {
         Ok(())
     }
 
-    fn ensure_loaded(
-        &self,
-        slot: &mut WorkerSlot,
-        module: &EmuModule,
-        mode: Mode,
-        so: &Path,
-    ) -> Result<(), EmuError> {
+    fn ensure_loaded(&self, slot: &mut WorkerSlot, module: &EmuModule, mode: Mode, so: &Path) -> Result<(), EmuError> {
         let id = module.load_id(mode);
         if slot.loaded.contains(&id) {
             return Ok(());
         }
-        self.command(
-            slot,
-            &format!("LOAD {id} {}", so.display()),
-            "loading a module into",
-        )?;
+        self.command(slot, &format!("LOAD {id} {}", so.display()), "loading a module into")?;
         slot.loaded.insert(id);
         Ok(())
     }
@@ -402,9 +336,7 @@ impl EmuDevice {
         let result = worker.request(line, Some(Instant::now() + Duration::from_secs(30)));
         let problem = match result {
             Ok(r) if r.ok => return Ok(()),
-            Ok(r) => r
-                .message
-                .unwrap_or_else(|| "it refused without saying why".into()),
+            Ok(r) => r.message.unwrap_or_else(|| "it refused without saying why".into()),
             Err(Failure::TimedOut) => "it did not answer within 30 s".into(),
             Err(Failure::Died { status, stderr }) => {
                 format!("it {}{}", describe_exit(status), tail_for_message(&stderr))
@@ -416,11 +348,7 @@ impl EmuDevice {
         let verb = line.split(' ').next().unwrap_or(line);
         Err(EmuError::Worker(format!(
             "{doing} the worker (`{verb}`): {problem}{}",
-            if problem.contains(stderr.trim()) {
-                String::new()
-            } else {
-                tail_for_message(&stderr)
-            }
+            if problem.contains(stderr.trim()) { String::new() } else { tail_for_message(&stderr) }
         )))
     }
 
@@ -432,22 +360,13 @@ impl EmuDevice {
     }
 
     /// The watchdog fired: ask the worker where it is, then kill it.
-    fn hang(
-        &self,
-        slot: &mut WorkerSlot,
-        kernel: &str,
-        module: &EmuModule,
-        so: &Path,
-        rt: &Runtime,
-    ) -> EmuError {
+    fn hang(&self, slot: &mut WorkerSlot, kernel: &str, module: &EmuModule, so: &Path, rt: &Runtime) -> EmuError {
         let worker = slot.worker.as_mut().expect("running");
         worker.nudge();
         let report = worker.await_reply(Some(Instant::now() + crate::worker::HANG_REPORT_GRACE));
         self.retire(slot);
         let secs = self.config.watchdog.as_secs_f64();
-        let limit = format!(
-            "`{kernel}` did not finish within {secs} s, the emulator's watchdog (GPUBOOK_EMU_WATCHDOG_S)"
-        );
+        let limit = format!("`{kernel}` did not finish within {secs} s, the emulator's watchdog (GPUBOOK_EMU_WATCHDOG_S)");
         let mut d = match report {
             Ok(reply) if !reply.ok => match self.failure(&reply, module, so, rt) {
                 EmuError::Kernel(mut d) => {
@@ -474,25 +393,12 @@ impl EmuDevice {
 
     /// A failure reply → the learner's diagnostic, with file:line from the pc.
     fn failure(&self, reply: &Reply, module: &EmuModule, so: &Path, rt: &Runtime) -> EmuError {
-        let message = reply
-            .message
-            .clone()
-            .unwrap_or_else(|| "the launch failed".into());
+        let message = reply.message.clone().unwrap_or_else(|| "the launch failed".into());
         let Some(class) = reply.class.as_deref().and_then(DiagClass::from_wire) else {
             return EmuError::Worker(message);
         };
-        let so = reply
-            .so
-            .as_deref()
-            .filter(|s| !s.is_empty())
-            .map(Path::new)
-            .unwrap_or(so);
-        let pcs: Vec<u64> = reply
-            .pc
-            .into_iter()
-            .chain(reply.frames.iter().copied())
-            .filter(|&pc| pc != 0)
-            .collect();
+        let so = reply.so.as_deref().filter(|s| !s.is_empty()).map(Path::new).unwrap_or(so);
+        let pcs: Vec<u64> = reply.pc.into_iter().chain(reply.frames.iter().copied()).filter(|&pc| pc != 0).collect();
         let loc = symbolize::locate(so, &pcs, &rt.dir, &module.path);
         let mut d = Diagnostic::new(class, message);
         d.block = reply.block;
@@ -515,17 +421,10 @@ impl EmuDevice {
         if let Some(s) = v.as_str() {
             return s.to_string();
         }
-        let text = v
-            .get("what")
-            .or_else(|| v.get("message"))
-            .and_then(|m| m.as_str())
-            .unwrap_or("");
+        let text = v.get("what").or_else(|| v.get("message")).and_then(|m| m.as_str()).unwrap_or("");
         let coords = |key: &str| -> Option<String> {
             let a = v.get(key)?.as_array()?;
-            let n: Vec<String> = a
-                .iter()
-                .map(|x| x.as_u64().unwrap_or(0).to_string())
-                .collect();
+            let n: Vec<String> = a.iter().map(|x| x.as_u64().unwrap_or(0).to_string()).collect();
             Some(format!("({})", n.join(",")))
         };
         let mut out = String::new();
@@ -536,12 +435,7 @@ impl EmuDevice {
             }
         }
         out.push_str(text);
-        let note_so = v
-            .get("so")
-            .and_then(|s| s.as_str())
-            .filter(|s| !s.is_empty())
-            .map(Path::new)
-            .unwrap_or(so);
+        let note_so = v.get("so").and_then(|s| s.as_str()).filter(|s| !s.is_empty()).map(Path::new).unwrap_or(so);
         if let Some(pc) = v.get("pc").and_then(|p| p.as_u64()).filter(|&pc| pc != 0)
             && let Some(l) = symbolize::locate(note_so, &[pc], &rt.dir, source)
         {
@@ -550,11 +444,7 @@ impl EmuDevice {
         out
     }
 
-    fn check_kernel<'m>(
-        &self,
-        module: &'m EmuModule,
-        kernel: &str,
-    ) -> Result<&'m KernelSignature, EmuError> {
+    fn check_kernel<'m>(&self, module: &'m EmuModule, kernel: &str) -> Result<&'m KernelSignature, EmuError> {
         let at_file = |msg: String| {
             let mut d = Diagnostic::new(DiagClass::LaunchConfig, msg);
             d.file = Some(module.path.clone());
@@ -564,11 +454,7 @@ impl EmuDevice {
             let names: Vec<&str> = module.kernels.iter().map(|k| k.name.as_str()).collect();
             return Err(at_file(format!(
                 "there is no kernel named `{kernel}` in this file (it defines {})",
-                if names.is_empty() {
-                    "no `__global__` function".to_string()
-                } else {
-                    format!("`{}`", names.join("`, `"))
-                }
+                if names.is_empty() { "no `__global__` function".to_string() } else { format!("`{}`", names.join("`, `")) }
             )));
         };
         if !module.rewritten.exported.iter().any(|n| n == kernel) {
@@ -581,9 +467,7 @@ impl EmuDevice {
             );
             d.file = Some(module.path.clone());
             d.line = Some(sig.line);
-            d.notes.push(format!(
-                "write `extern \"C\" __global__ void {kernel}(...)`"
-            ));
+            d.notes.push(format!("write `extern \"C\" __global__ void {kernel}(...)`"));
             return Err(EmuError::Kernel(d));
         }
         Ok(sig)
@@ -608,50 +492,30 @@ impl EmuDevice {
                 if a.len() != 8 {
                     return Err(Diagnostic::new(
                         DiagClass::LaunchConfig,
-                        format!(
-                            "{which} is a pointer: pass a device buffer, not a {}-byte value",
-                            a.len()
-                        ),
+                        format!("{which} is a pointer: pass a device buffer, not a {}-byte value", a.len()),
                     ));
                 }
                 let addr = u64::from_le_bytes(a[..8].try_into().expect("8 bytes"));
                 let arena = self.arena();
                 // Null is a legal argument; so is the end of a buffer (an empty tail slice).
-                let inside = addr == 0
-                    || arena.buffer_at(addr).is_some()
-                    || arena
-                        .buffer_at(addr.wrapping_sub(1))
-                        .is_some_and(|b| b.end() == addr);
+                let inside =
+                    addr == 0 || arena.buffer_at(addr).is_some() || arena.buffer_at(addr.wrapping_sub(1)).is_some_and(|b| b.end() == addr);
                 if !inside {
-                    let why = arena
-                        .check_range(addr, 1, "it points")
-                        .err()
-                        .map(|e| e.to_string())
-                        .unwrap_or_default();
+                    let why = arena.check_range(addr, 1, "it points").err().map(|e| e.to_string()).unwrap_or_default();
                     return Err(Diagnostic::new(
                         DiagClass::LaunchConfig,
-                        format!(
-                            "{which} is {addr:#x}, which is not inside a live device buffer ({why})"
-                        ),
+                        format!("{which} is {addr:#x}, which is not inside a live device buffer ({why})"),
                     ));
                 }
             } else if let Some(size) = scalar_size(&p.base) {
                 if a.len() != size {
                     return Err(Diagnostic::new(
                         DiagClass::LaunchConfig,
-                        format!(
-                            "{which} is a {size}-byte `{}`, but the launch passed {} bytes{}",
-                            p.base,
-                            a.len(),
-                            rust_hint(&p.base)
-                        ),
+                        format!("{which} is a {size}-byte `{}`, but the launch passed {} bytes{}", p.base, a.len(), rust_hint(&p.base)),
                     ));
                 }
             } else if a.is_empty() {
-                return Err(Diagnostic::new(
-                    DiagClass::LaunchConfig,
-                    format!("{which} was passed no bytes"),
-                ));
+                return Err(Diagnostic::new(DiagClass::LaunchConfig, format!("{which} was passed no bytes")));
             }
         }
         Ok(())
@@ -685,21 +549,14 @@ fn check_config(l: &LaunchSpec) -> Result<(), Diagnostic> {
             show(l.block)
         ));
     }
-    for (axis, ((&b, &g), (&max_b, &max_g))) in ["x", "y", "z"].iter().zip(
-        l.block
-            .iter()
-            .zip(&l.grid)
-            .zip(MAX_BLOCK_DIM.iter().zip(&MAX_GRID_DIM)),
-    ) {
+    for (axis, ((&b, &g), (&max_b, &max_g))) in
+        ["x", "y", "z"].iter().zip(l.block.iter().zip(&l.grid).zip(MAX_BLOCK_DIM.iter().zip(&MAX_GRID_DIM)))
+    {
         if b > max_b {
-            return bad(format!(
-                "block dimension {axis} is {b}, more than the maximum {max_b}"
-            ));
+            return bad(format!("block dimension {axis} is {b}, more than the maximum {max_b}"));
         }
         if g > max_g {
-            return bad(format!(
-                "grid dimension {axis} is {g}, more than the maximum {max_g}"
-            ));
+            return bad(format!("grid dimension {axis} is {g}, more than the maximum {max_g}"));
         }
     }
     if l.shared_mem_bytes > MAX_SHARED_PER_BLOCK {
@@ -718,14 +575,13 @@ fn scalar_size(base: &str) -> Option<usize> {
         "bool" | "char" | "signed char" | "unsigned char" | "int8_t" | "uint8_t" => 1,
         "short" | "unsigned short" | "int16_t" | "uint16_t" => 2,
         "int" | "unsigned int" | "float" | "int32_t" | "uint32_t" => 4,
-        "long" | "unsigned long" | "long long" | "unsigned long long" | "double" | "size_t"
-        | "ptrdiff_t" | "int64_t" | "uint64_t" | "intptr_t" | "uintptr_t" => 8,
+        "long" | "unsigned long" | "long long" | "unsigned long long" | "double" | "size_t" | "ptrdiff_t" | "int64_t" | "uint64_t"
+        | "intptr_t" | "uintptr_t" => 8,
         "char2" | "uchar2" => 2,
         "char4" | "uchar4" | "short2" | "ushort2" => 4,
         "int2" | "uint2" | "float2" | "short4" | "ushort4" => 8,
         "int3" | "uint3" | "float3" | "dim3" => 12,
-        "int4" | "uint4" | "float4" | "double2" | "long2" | "ulong2" | "longlong2"
-        | "ulonglong2" => 16,
+        "int4" | "uint4" | "float4" | "double2" | "long2" | "ulong2" | "longlong2" | "ulonglong2" => 16,
         _ => return None,
     })
 }
@@ -745,21 +601,10 @@ fn rust_hint(base: &str) -> String {
 }
 
 /// `LAUNCH <module> <kernel> gx gy gz bx by bz <dyn shared> <mode> <threads> <nargs> <arg hex>...`
-fn launch_line(
-    id: u64,
-    kernel: &str,
-    l: &LaunchSpec,
-    mode: Mode,
-    threads: usize,
-    args: &[Vec<u8>],
-) -> String {
+fn launch_line(id: u64, kernel: &str, l: &LaunchSpec, mode: Mode, threads: usize, args: &[Vec<u8>]) -> String {
     let [gx, gy, gz] = l.grid;
     let [bx, by, bz] = l.block;
-    let mut line = format!(
-        "LAUNCH {id} {kernel} {gx} {gy} {gz} {bx} {by} {bz} {} {mode} {threads} {}",
-        l.shared_mem_bytes,
-        args.len()
-    );
+    let mut line = format!("LAUNCH {id} {kernel} {gx} {gy} {gz} {bx} {by} {bz} {} {mode} {threads} {}", l.shared_mem_bytes, args.len());
     for a in args {
         line.push(' ');
         line.push_str(&hex(a));
@@ -775,19 +620,12 @@ fn hex(bytes: &[u8]) -> String {
 fn stderr_notes(stderr: &str) -> Vec<String> {
     let lines: Vec<&str> = stderr.lines().filter(|l| !l.trim().is_empty()).collect();
     let start = lines.len().saturating_sub(8);
-    lines[start..]
-        .iter()
-        .map(|l| format!("worker: {l}"))
-        .collect()
+    lines[start..].iter().map(|l| format!("worker: {l}")).collect()
 }
 
 fn tail_for_message(stderr: &str) -> String {
     let notes = stderr_notes(stderr);
-    if notes.is_empty() {
-        String::new()
-    } else {
-        format!("\n{}", notes.join("\n"))
-    }
+    if notes.is_empty() { String::new() } else { format!("\n{}", notes.join("\n")) }
 }
 
 #[cfg(test)]
@@ -795,12 +633,7 @@ mod tests {
     use super::*;
 
     fn spec(grid: [u32; 3], block: [u32; 3], shared: u32) -> LaunchSpec {
-        LaunchSpec {
-            grid,
-            block,
-            shared_mem_bytes: shared,
-            mode: None,
-        }
+        LaunchSpec { grid, block, shared_mem_bytes: shared, mode: None }
     }
 
     #[test]
@@ -822,41 +655,15 @@ mod tests {
         let dev = EmuDevice::new(33, EmuConfig::from_env()).unwrap();
         let sig = &parse_kernels("extern \"C\" __global__ void k(const float* a, int n) {}")[0];
         let a = dev.alloc(16, 4, "a").unwrap();
-        assert!(
-            dev.check_args(
-                sig,
-                &[a.to_le_bytes().to_vec(), 4i32.to_le_bytes().to_vec()]
-            )
-            .is_ok()
-        );
-        let e = dev
-            .check_args(sig, &[a.to_le_bytes().to_vec()])
-            .unwrap_err();
-        assert_eq!(
-            e.message,
-            "`k(const float* a, int n)` takes 2 arguments, but the launch passed 1"
-        );
-        let e = dev
-            .check_args(
-                sig,
-                &[a.to_le_bytes().to_vec(), 4u64.to_le_bytes().to_vec()],
-            )
-            .unwrap_err();
+        assert!(dev.check_args(sig, &[a.to_le_bytes().to_vec(), 4i32.to_le_bytes().to_vec()]).is_ok());
+        let e = dev.check_args(sig, &[a.to_le_bytes().to_vec()]).unwrap_err();
+        assert_eq!(e.message, "`k(const float* a, int n)` takes 2 arguments, but the launch passed 1");
+        let e = dev.check_args(sig, &[a.to_le_bytes().to_vec(), 4u64.to_le_bytes().to_vec()]).unwrap_err();
         assert!(e.message.contains("argument 2 (`int n`) is a 4-byte `int`, but the launch passed 8 bytes (pass a Rust `i32`)"), "{e}");
-        let e = dev
-            .check_args(
-                sig,
-                &[4i32.to_le_bytes().to_vec(), 4i32.to_le_bytes().to_vec()],
-            )
-            .unwrap_err();
+        let e = dev.check_args(sig, &[4i32.to_le_bytes().to_vec(), 4i32.to_le_bytes().to_vec()]).unwrap_err();
         assert!(e.message.contains("is a pointer"), "{e}");
         dev.free(a).unwrap();
-        let e = dev
-            .check_args(
-                sig,
-                &[a.to_le_bytes().to_vec(), 4i32.to_le_bytes().to_vec()],
-            )
-            .unwrap_err();
+        let e = dev.check_args(sig, &[a.to_le_bytes().to_vec(), 4i32.to_le_bytes().to_vec()]).unwrap_err();
         assert!(e.message.contains("was freed"), "{e}");
     }
 

@@ -77,15 +77,7 @@ pub struct Diagnostic {
 impl Diagnostic {
     /// A diagnostic with only a class and a message.
     pub fn new(class: DiagClass, message: impl Into<String>) -> Diagnostic {
-        Diagnostic {
-            class,
-            message: message.into(),
-            file: None,
-            line: None,
-            block: None,
-            thread: None,
-            notes: Vec::new(),
-        }
+        Diagnostic { class, message: message.into(), file: None, line: None, block: None, thread: None, notes: Vec::new() }
     }
 
     pub fn with_note(mut self, note: impl Into<String>) -> Diagnostic {
@@ -154,9 +146,7 @@ impl fmt::Display for Diagnostic {
 fn strip_class_prefix(message: &str, class: DiagClass) -> &str {
     let words = class.describe();
     let n = words.len();
-    let head = message
-        .get(..n)
-        .map(|h| h.replace('-', " ").to_ascii_lowercase());
+    let head = message.get(..n).map(|h| h.replace('-', " ").to_ascii_lowercase());
     match (head, message.get(n..)) {
         (Some(h), Some(rest)) if h == words && rest.starts_with(':') => rest[1..].trim_start(),
         _ => message,
@@ -169,23 +159,14 @@ pub enum EmuError {
     /// The kernel source did not compile. `message` is the compiler's first error, `log` a
     /// short excerpt of its output with the learner's file names.
     #[error("{}: error: {message}\n{log}", location(file, *line))]
-    Compile {
-        file: PathBuf,
-        line: Option<u32>,
-        message: String,
-        log: String,
-    },
+    Compile { file: PathBuf, line: Option<u32>, message: String, log: String },
     /// The kernel uses CUDA that the emulator does not model.
     #[error(
         "{}: {feature} is not supported by the gpubook CPU emulator; \
          run on a GPU (GPUBOOK_BACKEND=cuda) or write the kernel without it",
         location(file, Some(*line))
     )]
-    Unsupported {
-        feature: String,
-        file: PathBuf,
-        line: u32,
-    },
+    Unsupported { feature: String, file: PathBuf, line: u32 },
     /// A bug in the kernel, found while running it.
     #[error("{0}")]
     Kernel(Diagnostic),
@@ -200,19 +181,13 @@ pub enum EmuError {
     Memory(String),
     /// An operating-system call failed; `context` says what we were doing.
     #[error("{context}: {source}")]
-    Io {
-        context: String,
-        source: std::io::Error,
-    },
+    Io { context: String, source: std::io::Error },
 }
 
 impl EmuError {
     /// An `Io` error with what we were doing.
     pub(crate) fn io(context: impl Into<String>, source: std::io::Error) -> EmuError {
-        EmuError::Io {
-            context: context.into(),
-            source,
-        }
+        EmuError::Io { context: context.into(), source }
     }
 
     /// The diagnostic, when this is a kernel bug.
@@ -257,18 +232,12 @@ mod tests {
              (1024 f32), at kernels/ch03/vector_add.cu:7\n  note: guard the store with `if (i < n)`"
         );
         let bare = Diagnostic::new(DiagClass::Hang, "the kernel did not finish within 2 s");
-        assert_eq!(
-            bare.to_string(),
-            "hang: the kernel did not finish within 2 s"
-        );
+        assert_eq!(bare.to_string(), "hang: the kernel did not finish within 2 s");
     }
 
     #[test]
     fn sentences_go_on_their_own_line_and_the_class_is_said_once() {
-        let mut d = Diagnostic::new(
-            DiagClass::Hang,
-            "hang: the launch ran for more than 2000 ms. A loop that never ends?",
-        );
+        let mut d = Diagnostic::new(DiagClass::Hang, "hang: the launch ran for more than 2000 ms. A loop that never ends?");
         d.file = Some("k.cu".into());
         d.line = Some(4);
         d.block = Some([0, 0, 0]);
@@ -277,14 +246,8 @@ mod tests {
             d.to_string(),
             "hang: thread (1,0,0) of block (0,0,0), at k.cu:4\n  the launch ran for more than 2000 ms. A loop that never ends?"
         );
-        let d = Diagnostic::new(
-            DiagClass::OutOfBounds,
-            "out-of-bounds write past the end: c[4].",
-        );
-        assert_eq!(
-            d.to_string(),
-            "out of bounds: out-of-bounds write past the end: c[4]."
-        );
+        let d = Diagnostic::new(DiagClass::OutOfBounds, "out-of-bounds write past the end: c[4].");
+        assert_eq!(d.to_string(), "out of bounds: out-of-bounds write past the end: c[4].");
     }
 
     #[test]
@@ -307,25 +270,9 @@ mod tests {
 
     #[test]
     fn errors_name_the_file() {
-        let e = EmuError::Unsupported {
-            feature: "cooperative groups".into(),
-            file: "k.cu".into(),
-            line: 3,
-        };
-        assert!(
-            e.to_string()
-                .starts_with("k.cu:3: cooperative groups is not supported"),
-            "{e}"
-        );
-        let e = EmuError::Compile {
-            file: "k.cu".into(),
-            line: Some(4),
-            message: "expected ';'".into(),
-            log: String::new(),
-        };
-        assert!(
-            e.to_string().starts_with("k.cu:4: error: expected ';'"),
-            "{e}"
-        );
+        let e = EmuError::Unsupported { feature: "cooperative groups".into(), file: "k.cu".into(), line: 3 };
+        assert!(e.to_string().starts_with("k.cu:3: cooperative groups is not supported"), "{e}");
+        let e = EmuError::Compile { file: "k.cu".into(), line: Some(4), message: "expected ';'".into(), log: String::new() };
+        assert!(e.to_string().starts_with("k.cu:4: error: expected ';'"), "{e}");
     }
 }

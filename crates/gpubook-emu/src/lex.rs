@@ -44,12 +44,7 @@ pub(crate) fn tokenize(src: &str) -> Vec<Token<'_>> {
     // preprocessor directive.
     let mut line_start = true;
     let mut push = |kind, s: usize, e: usize, line: u32| {
-        tokens.push(Token {
-            kind,
-            text: &src[s..e],
-            start: s,
-            line,
-        });
+        tokens.push(Token { kind, text: &src[s..e], start: s, line });
     };
     while i < bytes.len() {
         let c = bytes[i];
@@ -137,8 +132,7 @@ mod tests {
 
     #[test]
     fn kinds_spans_and_lines() {
-        let src =
-            "#include <a.h>\nint x = 'c'; /* two\nlines */ f(\"s\\\"\");\n  #define M \\\n 1\ny";
+        let src = "#include <a.h>\nint x = 'c'; /* two\nlines */ f(\"s\\\"\");\n  #define M \\\n 1\ny";
         let toks = tokenize(src);
         let view: Vec<(Kind, &str, u32)> = toks.iter().map(|t| (t.kind, t.text, t.line)).collect();
         assert_eq!(

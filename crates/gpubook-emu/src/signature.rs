@@ -66,10 +66,7 @@ impl fmt::Display for Param {
 /// Every `__global__` function *defined* in `source` (prototypes without a body are skipped, so
 /// a kernel declared first and defined later appears once), in source order.
 pub fn parse_kernels(source: &str) -> Vec<KernelSignature> {
-    parse_kernels_linkage(source)
-        .into_iter()
-        .map(|(k, _)| k)
-        .collect()
+    parse_kernels_linkage(source).into_iter().map(|(k, _)| k).collect()
 }
 
 /// Like `parse_kernels`, with whether each kernel has C linkage (`extern "C"`, alone or as an
@@ -77,10 +74,7 @@ pub fn parse_kernels(source: &str) -> Vec<KernelSignature> {
 /// the emulator.
 pub(crate) fn parse_kernels_linkage(source: &str) -> Vec<(KernelSignature, bool)> {
     // Directives are never part of a signature; string tokens stay, for `extern "C"`.
-    let tokens: Vec<Token> = tokenize(source)
-        .into_iter()
-        .filter(|t| t.kind != Kind::Directive)
-        .collect();
+    let tokens: Vec<Token> = tokenize(source).into_iter().filter(|t| t.kind != Kind::Directive).collect();
     let mut kernels: Vec<(KernelSignature, bool)> = Vec::new();
     // One entry per open `{`: whether it opened an `extern "C" { ... }` block.
     let mut braces: Vec<bool> = Vec::new();
@@ -141,14 +135,7 @@ fn parse_definition(tokens: &[Token], start: usize) -> Option<(KernelSignature, 
         return None;
     }
     let params = split_params(&tokens[i + 1..close - 1]);
-    Some((
-        KernelSignature {
-            name: name.text.to_string(),
-            line: name.line,
-            params,
-        },
-        close,
-    ))
+    Some((KernelSignature { name: name.text.to_string(), line: name.line, params }, close))
 }
 
 /// Given the index of an opening `(`, returns the index just after its matching `)`.
@@ -195,73 +182,40 @@ fn split_params(tokens: &[Token]) -> Vec<Param> {
     params
 }
 
-const QUALIFIERS: &[&str] = &[
-    "const",
-    "volatile",
-    "__restrict__",
-    "__restrict",
-    "restrict",
-    "struct",
-    "register",
-];
+const QUALIFIERS: &[&str] = &["const", "volatile", "__restrict__", "__restrict", "restrict", "struct", "register"];
 
 /// Words that build a builtin type: a trailing one is part of the type, not a parameter name.
-const TYPE_WORDS: &[&str] = &[
-    "void", "bool", "char", "short", "int", "long", "float", "double", "signed", "unsigned",
-];
+const TYPE_WORDS: &[&str] = &["void", "bool", "char", "short", "int", "long", "float", "double", "signed", "unsigned"];
 
 /// One parameter from its tokens, e.g. `const float * __restrict__ a` or `int n = 0`.
 fn parse_param(tokens: &[&Token]) -> Option<Param> {
     // A default value (`= 0`) is not part of the type.
-    let end = tokens
-        .iter()
-        .position(|t| t.is_punct('='))
-        .unwrap_or(tokens.len());
+    let end = tokens.iter().position(|t| t.is_punct('=')).unwrap_or(tokens.len());
     let tokens = &tokens[..end];
     if tokens.is_empty() || (tokens.len() == 1 && tokens[0].is_ident("void")) {
         return None; // `()` or `(void)`
     }
     // The name is the last identifier that is neither a qualifier nor a builtin type word, and
     // that is preceded by some type. An array suffix `[N]` may follow it.
-    let name_at = tokens
-        .iter()
-        .rposition(|t| t.kind == Kind::Ident)
-        .filter(|&p| {
-            let w = tokens[p].text;
-            let has_type_before = tokens[..p]
-                .iter()
-                .any(|t| t.kind == Kind::Ident && !QUALIFIERS.contains(&t.text));
-            let only_array_after = tokens[p + 1..]
-                .iter()
-                .all(|t| !matches!(t.kind, Kind::Ident));
-            has_type_before
-                && only_array_after
-                && !QUALIFIERS.contains(&w)
-                && !TYPE_WORDS.contains(&w)
-        });
+    let name_at = tokens.iter().rposition(|t| t.kind == Kind::Ident).filter(|&p| {
+        let w = tokens[p].text;
+        let has_type_before = tokens[..p].iter().any(|t| t.kind == Kind::Ident && !QUALIFIERS.contains(&t.text));
+        let only_array_after = tokens[p + 1..].iter().all(|t| !matches!(t.kind, Kind::Ident));
+        has_type_before && only_array_after && !QUALIFIERS.contains(&w) && !TYPE_WORDS.contains(&w)
+    });
     let array = tokens.iter().any(|t| t.is_punct('['));
-    let type_tokens: Vec<&Token> = tokens
-        .iter()
-        .enumerate()
-        .filter(|(k, _)| Some(*k) != name_at)
-        .map(|(_, t)| *t)
-        .collect();
+    let type_tokens: Vec<&Token> = tokens.iter().enumerate().filter(|(k, _)| Some(*k) != name_at).map(|(_, t)| *t).collect();
 
     let first_star = type_tokens.iter().position(|t| t.is_punct('*'));
     let pointer = first_star.is_some() || array;
     // `const` before the first `*` (or anywhere, for a scalar) qualifies what the kernel reads.
     let value_part = &type_tokens[..first_star.unwrap_or(type_tokens.len())];
     let is_const = value_part.iter().any(|t| t.is_ident("const"));
-    let base_words: Vec<&str> = value_part
-        .iter()
-        .filter(|t| t.kind == Kind::Ident && !QUALIFIERS.contains(&t.text))
-        .map(|t| t.text)
-        .collect();
+    let base_words: Vec<&str> =
+        value_part.iter().filter(|t| t.kind == Kind::Ident && !QUALIFIERS.contains(&t.text)).map(|t| t.text).collect();
 
     Some(Param {
-        name: name_at
-            .map(|p| tokens[p].text.to_string())
-            .unwrap_or_default(),
+        name: name_at.map(|p| tokens[p].text.to_string()).unwrap_or_default(),
         ty: join_tokens(&type_tokens),
         pointer,
         base: normalize_base(&base_words, value_part),
@@ -272,16 +226,9 @@ fn parse_param(tokens: &[&Token]) -> Option<Param> {
 /// `unsigned` → `unsigned int`, `signed char` stays, `signed int` → `int`, `long int` → `long`.
 /// Template arguments (`Vec<float, 4>`) are kept as written.
 fn normalize_base(words: &[&str], value_part: &[&Token]) -> String {
-    if value_part
-        .iter()
-        .any(|t| t.is_punct('<') || t.is_punct(':'))
-    {
+    if value_part.iter().any(|t| t.is_punct('<') || t.is_punct(':')) {
         // A qualified or template type: keep its spelling minus qualifiers.
-        let kept: Vec<&Token> = value_part
-            .iter()
-            .copied()
-            .filter(|t| !(t.kind == Kind::Ident && QUALIFIERS.contains(&t.text)))
-            .collect();
+        let kept: Vec<&Token> = value_part.iter().copied().filter(|t| !(t.kind == Kind::Ident && QUALIFIERS.contains(&t.text))).collect();
         return join_tokens(&kept);
     }
     let builtin = !words.is_empty() && words.iter().all(|w| TYPE_WORDS.contains(w));
@@ -293,11 +240,7 @@ fn normalize_base(words: &[&str], value_part: &[&Token]) -> String {
     let sign = if has("unsigned") { "unsigned " } else { "" };
     let core = if has("char") {
         // `char`, `signed char` and `unsigned char` are three distinct types.
-        return if has("signed") {
-            "signed char".into()
-        } else {
-            format!("{sign}char")
-        };
+        return if has("signed") { "signed char".into() } else { format!("{sign}char") };
     } else if has("short") {
         "short"
     } else if longs >= 2 {
@@ -325,10 +268,7 @@ fn normalize_base(words: &[&str], value_part: &[&Token]) -> String {
 fn join_tokens(tokens: &[&Token]) -> String {
     let mut out = String::new();
     for t in tokens {
-        let glue_left = matches!(
-            t.kind,
-            Kind::Punct('*' | '&' | '[' | ']' | ',' | '>' | ':' | '<')
-        );
+        let glue_left = matches!(t.kind, Kind::Punct('*' | '&' | '[' | ']' | ',' | '>' | ':' | '<'));
         let prev_glues_right = out.ends_with(['[', '<', ':']);
         if !out.is_empty() && !glue_left && !prev_glues_right {
             out.push(' ');
@@ -361,26 +301,16 @@ mod tests {
         assert_eq!(k.line, 2);
         let p = &k.params;
         assert_eq!(p.len(), 4);
-        assert_eq!(
-            (p[0].name.as_str(), p[0].ty.as_str(), p[0].pointer),
-            ("a", "const float*", true)
-        );
+        assert_eq!((p[0].name.as_str(), p[0].ty.as_str(), p[0].pointer), ("a", "const float*", true));
         assert_eq!((p[0].base.as_str(), p[0].is_const), ("float", true));
         assert_eq!((p[2].name.as_str(), p[2].is_const), ("c", false));
-        assert_eq!(
-            (p[3].name.as_str(), p[3].ty.as_str(), p[3].pointer),
-            ("n", "int", false)
-        );
-        assert_eq!(
-            k.to_string(),
-            "vector_add(const float* a, const float* b, float* c, int n)"
-        );
+        assert_eq!((p[3].name.as_str(), p[3].ty.as_str(), p[3].pointer), ("n", "int", false));
+        assert_eq!(k.to_string(), "vector_add(const float* a, const float* b, float* c, int n)");
     }
 
     #[test]
     fn restrict_and_spacing() {
-        let k =
-            one("extern \"C\" __global__ void k(const float *__restrict__ in, float4 * out) {}");
+        let k = one("extern \"C\" __global__ void k(const float *__restrict__ in, float4 * out) {}");
         assert_eq!(k.params[0].ty, "const float* __restrict__");
         assert_eq!(k.params[0].name, "in");
         assert_eq!(k.params[0].base, "float");
@@ -390,23 +320,10 @@ mod tests {
 
     #[test]
     fn builtin_spellings_normalize() {
-        let k = one(
-            "__global__ void k(unsigned long long* ctr, unsigned n, long int m, signed int s,\n\
-                               unsigned char* bytes, const long long unsigned int q, size_t len) {}",
-        );
+        let k = one("__global__ void k(unsigned long long* ctr, unsigned n, long int m, signed int s,\n\
+                               unsigned char* bytes, const long long unsigned int q, size_t len) {}");
         let bases: Vec<&str> = k.params.iter().map(|p| p.base.as_str()).collect();
-        assert_eq!(
-            bases,
-            [
-                "unsigned long long",
-                "unsigned int",
-                "long",
-                "int",
-                "unsigned char",
-                "unsigned long long",
-                "size_t"
-            ]
-        );
+        assert_eq!(bases, ["unsigned long long", "unsigned int", "long", "int", "unsigned char", "unsigned long long", "size_t"]);
         let names: Vec<&str> = k.params.iter().map(|p| p.name.as_str()).collect();
         assert_eq!(names, ["ctr", "n", "m", "s", "bytes", "q", "len"]);
         assert!(k.params[5].is_const && !k.params[5].pointer);
@@ -423,15 +340,9 @@ mod tests {
     #[test]
     fn arrays_unnamed_void_and_defaults() {
         let k = one("__global__ void k(float a[], int, float x = 1.0f) {}");
-        assert_eq!(
-            (k.params[0].name.as_str(), k.params[0].pointer),
-            ("a", true)
-        );
+        assert_eq!((k.params[0].name.as_str(), k.params[0].pointer), ("a", true));
         assert_eq!(k.params[0].ty, "float[]");
-        assert_eq!(
-            (k.params[1].name.as_str(), k.params[1].base.as_str()),
-            ("", "int")
-        );
+        assert_eq!((k.params[1].name.as_str(), k.params[1].base.as_str()), ("", "int"));
         assert_eq!(k.params[2].name, "x");
         assert!(one("__global__ void k(void) {}").params.is_empty());
         assert!(one("__global__ void k() {}").params.is_empty());
@@ -483,10 +394,7 @@ later(float* x, int n)
                    __global__ void b() {}\n\
                    extern \"C\" {\n __global__ void c(int* p) { if (p) { p[0] = 1; } }\n}\n\
                    __global__ void d() {}\n";
-        let k: Vec<(String, bool)> = parse_kernels_linkage(src)
-            .into_iter()
-            .map(|(k, c)| (k.name, c))
-            .collect();
+        let k: Vec<(String, bool)> = parse_kernels_linkage(src).into_iter().map(|(k, c)| (k.name, c)).collect();
         let expect = [("a", true), ("b", false), ("c", true), ("d", false)];
         assert_eq!(k, expect.map(|(n, c)| (n.to_string(), c)));
     }

@@ -21,33 +21,18 @@ pub(crate) struct Rewritten {
 }
 
 /// CUDA headers whose contents gpubook_device.h already provides: the include is dropped.
-const PROVIDED_HEADERS: &[&str] = &[
-    "cuda_runtime.h",
-    "cuda.h",
-    "cuda_runtime_api.h",
-    "device_launch_parameters.h",
-    "device_functions.h",
-];
+const PROVIDED_HEADERS: &[&str] = &["cuda_runtime.h", "cuda.h", "cuda_runtime_api.h", "device_launch_parameters.h", "device_functions.h"];
 
 /// Headers the emulator cannot offer, with what a learner would call the feature.
 const UNSUPPORTED_HEADERS: &[(&str, &str)] = &[
     ("cuda_fp16.h", "half precision (`#include <cuda_fp16.h>`)"),
     ("cuda_bf16.h", "bfloat16 (`#include <cuda_bf16.h>`)"),
-    (
-        "cooperative_groups",
-        "cooperative groups (`#include <cooperative_groups.h>`)",
-    ),
-    (
-        "mma.h",
-        "tensor-core matrix operations (`#include <mma.h>`)",
-    ),
+    ("cooperative_groups", "cooperative groups (`#include <cooperative_groups.h>`)"),
+    ("mma.h", "tensor-core matrix operations (`#include <mma.h>`)"),
     ("cub/", "CUB (`#include <cub/...>`)"),
     ("thrust/", "Thrust (`#include <thrust/...>`)"),
     ("cuda/", "libcu++ (`#include <cuda/...>`)"),
-    (
-        "curand_kernel.h",
-        "cuRAND's device API (`#include <curand_kernel.h>`)",
-    ),
+    ("curand_kernel.h", "cuRAND's device API (`#include <curand_kernel.h>`)"),
 ];
 
 /// Identifiers that mean an unsupported feature wherever they appear in code.
@@ -58,14 +43,8 @@ const UNSUPPORTED_WORDS: &[(&str, &str)] = &[
     ("__nv_bfloat16", "bfloat16 (`__nv_bfloat16`)"),
     ("__nv_bfloat162", "bfloat16 (`__nv_bfloat162`)"),
     ("nvcuda", "tensor-core matrix operations (`nvcuda::wmma`)"),
-    (
-        "cudaTextureObject_t",
-        "texture objects (`cudaTextureObject_t`)",
-    ),
-    (
-        "cudaSurfaceObject_t",
-        "surface objects (`cudaSurfaceObject_t`)",
-    ),
+    ("cudaTextureObject_t", "texture objects (`cudaTextureObject_t`)"),
+    ("cudaSurfaceObject_t", "surface objects (`cudaSurfaceObject_t`)"),
     ("tex1Dfetch", "texture fetches (`tex1Dfetch`)"),
     ("tex1D", "texture fetches (`tex1D`)"),
     ("tex2D", "texture fetches (`tex2D`)"),
@@ -92,14 +71,7 @@ pub(crate) fn rewrite(path: &Path, text: &str) -> Result<Rewritten, EmuError> {
                 if let Some(header) = included_header(t.text)
                     && PROVIDED_HEADERS.contains(&header)
                 {
-                    splice(
-                        &mut out,
-                        text,
-                        &mut copied,
-                        t.start,
-                        t.end(),
-                        "/* provided by gpubook_device.h */",
-                    );
+                    splice(&mut out, text, &mut copied, t.start, t.end(), "/* provided by gpubook_device.h */");
                 }
             }
             Kind::Punct('{') => scopes.push(classify_brace(&tokens[..i], &scopes)),
@@ -126,32 +98,17 @@ pub(crate) fn rewrite(path: &Path, text: &str) -> Result<Rewritten, EmuError> {
                         "`__shared__` outside a function (declare it inside the kernel that uses \
                          it, where each block gets its own copy)"
                     };
-                    return Err(EmuError::Unsupported {
-                        feature: feature.into(),
-                        file: path.into(),
-                        line: t.line,
-                    });
+                    return Err(EmuError::Unsupported { feature: feature.into(), file: path.into(), line: t.line });
                 }
-                let replacement =
-                    shared_declaration(decl, is_extern, &mut next_id).ok_or_else(|| {
-                        EmuError::Compile {
-                        file: path.into(),
-                        line: Some(t.line),
-                        message:
-                            "the emulator could not read this `__shared__` declaration; write it \
+                let replacement = shared_declaration(decl, is_extern, &mut next_id).ok_or_else(|| EmuError::Compile {
+                    file: path.into(),
+                    line: Some(t.line),
+                    message: "the emulator could not read this `__shared__` declaration; write it \
                                   as `__shared__ float name[SIZE];`"
-                                .into(),
-                        log: String::new(),
-                    }
-                    })?;
-                splice(
-                    &mut out,
-                    text,
-                    &mut copied,
-                    tokens[start].start,
-                    tokens[end].end(),
-                    &replacement,
-                );
+                        .into(),
+                    log: String::new(),
+                })?;
+                splice(&mut out, text, &mut copied, tokens[start].start, tokens[end].end(), &replacement);
                 i = end + 1;
                 continue;
             }
@@ -167,19 +124,11 @@ pub(crate) fn rewrite(path: &Path, text: &str) -> Result<Rewritten, EmuError> {
     for (kernel, c_linkage) in parse_kernels_linkage(text) {
         if c_linkage {
             // Errors in the trampoline (an argument type it cannot unpack) point at the kernel.
-            out.push_str(&format!(
-                "#line {} {}\nGPUBOOK_EXPORT_KERNEL({})\n",
-                kernel.line,
-                quoted(path),
-                kernel.name
-            ));
+            out.push_str(&format!("#line {} {}\nGPUBOOK_EXPORT_KERNEL({})\n", kernel.line, quoted(path), kernel.name));
             exported.push(kernel.name);
         }
     }
-    Ok(Rewritten {
-        text: out,
-        exported,
-    })
+    Ok(Rewritten { text: out, exported })
 }
 
 /// What an open brace encloses: function code, or a scope where declarations are file-level
@@ -195,30 +144,13 @@ fn classify_brace(before: &[Token], scopes: &[Scope]) -> Scope {
         return Scope::Code; // a block, lambda or initializer inside a function
     }
     // A function body follows `)` or a trailing qualifier: `void f() const {`.
-    let prev = before.iter().rev().find(|t| {
-        !matches!(
-            t.text,
-            "const" | "noexcept" | "override" | "final" | "mutable" | "volatile"
-        )
-    });
-    if prev.is_some_and(|t| t.is_punct(')')) {
-        Scope::Code
-    } else {
-        Scope::Other
-    }
+    let prev = before.iter().rev().find(|t| !matches!(t.text, "const" | "noexcept" | "override" | "final" | "mutable" | "volatile"));
+    if prev.is_some_and(|t| t.is_punct(')')) { Scope::Code } else { Scope::Other }
 }
 
 /// Index of the first token of the statement holding token `i`.
 fn statement_start(tokens: &[Token], i: usize) -> usize {
-    (0..i)
-        .rev()
-        .find(|&j| {
-            matches!(
-                tokens[j].kind,
-                Kind::Punct(';' | '{' | '}') | Kind::Directive
-            )
-        })
-        .map_or(0, |j| j + 1)
+    (0..i).rev().find(|&j| matches!(tokens[j].kind, Kind::Punct(';' | '{' | '}') | Kind::Directive)).map_or(0, |j| j + 1)
 }
 
 /// `[static|extern] __shared__ [__align__(N)] TYPE a[N], *b;` → one runtime call per declarator.
@@ -242,11 +174,7 @@ fn shared_declaration(decl: &[Token], is_extern: bool, next_id: &mut u32) -> Opt
     // In the first segment the declarator is the name (last identifier outside brackets) with
     // the stars right before it; everything earlier is the type shared by all declarators.
     let name_at = last_name(first)?;
-    let stars_from = (0..name_at)
-        .rev()
-        .take_while(|&j| first[j].is_punct('*'))
-        .last()
-        .unwrap_or(name_at);
+    let stars_from = (0..name_at).rev().take_while(|&j| first[j].is_punct('*')).last().unwrap_or(name_at);
     if stars_from == 0 {
         return None; // no type
     }
@@ -256,26 +184,17 @@ fn shared_declaration(decl: &[Token], is_extern: bool, next_id: &mut u32) -> Opt
         let declarator = if n == 0 { &seg[stars_from..] } else { &seg[..] };
         let name_pos = last_name(declarator)?;
         let name = declarator[name_pos].text;
-        let stars = "*".repeat(
-            declarator[..name_pos]
-                .iter()
-                .filter(|t| t.is_punct('*'))
-                .count(),
-        );
+        let stars = "*".repeat(declarator[..name_pos].iter().filter(|t| t.is_punct('*')).count());
         let dims = span_text(&declarator[name_pos + 1..]);
         if declarator[name_pos + 1..].iter().any(|t| t.is_punct('=')) {
             return None; // CUDA forbids initializers on __shared__ too
         }
         if is_extern {
-            out.push(format!(
-                "{ty}{stars}* {name} = ::gpubook::dynamic_shared<{ty}{stars}>(\"{name}\");"
-            ));
+            out.push(format!("{ty}{stars}* {name} = ::gpubook::dynamic_shared<{ty}{stars}>(\"{name}\");"));
         } else {
             let id = *next_id;
             *next_id += 1;
-            out.push(format!(
-                "auto& {name} = *::gpubook::shared_var<{ty}{stars}{dims}>({id}, \"{name}\");"
-            ));
+            out.push(format!("auto& {name} = *::gpubook::shared_var<{ty}{stars}{dims}>({id}, \"{name}\");"));
         }
     }
     Some(out.join(" "))
@@ -352,14 +271,7 @@ fn span_text(tokens: &[Token]) -> String {
 
 /// Emits `text[copied..start]`, then `replacement` and as many newlines as `text[start..end]`
 /// held, so the lines after it keep their numbers.
-fn splice(
-    out: &mut String,
-    text: &str,
-    copied: &mut usize,
-    start: usize,
-    end: usize,
-    replacement: &str,
-) {
+fn splice(out: &mut String, text: &str, copied: &mut usize, start: usize, end: usize, replacement: &str) {
     out.push_str(&text[*copied..start]);
     out.push_str(replacement);
     for _ in text[start..end].matches('\n') {
@@ -370,33 +282,20 @@ fn splice(
 
 /// `#include <a/b.h>` or `#include "b.h"` → `a/b.h`.
 fn included_header(directive: &str) -> Option<&str> {
-    let rest = directive
-        .strip_prefix('#')?
-        .trim_start()
-        .strip_prefix("include")?
-        .trim();
+    let rest = directive.strip_prefix('#')?.trim_start().strip_prefix("include")?.trim();
     let inner = rest.strip_prefix('<').and_then(|r| r.split('>').next());
-    inner
-        .or_else(|| rest.strip_prefix('"').and_then(|r| r.split('"').next()))
-        .map(str::trim)
+    inner.or_else(|| rest.strip_prefix('"').and_then(|r| r.split('"').next())).map(str::trim)
 }
 
 /// The first feature the emulator does not model, as an `Unsupported` error.
 fn check_supported(path: &Path, tokens: &[Token]) -> Result<(), EmuError> {
-    let unsupported = |feature: &str, line: u32| {
-        Err(EmuError::Unsupported {
-            feature: feature.to_string(),
-            file: path.to_path_buf(),
-            line,
-        })
-    };
+    let unsupported =
+        |feature: &str, line: u32| Err(EmuError::Unsupported { feature: feature.to_string(), file: path.to_path_buf(), line });
     for (i, t) in tokens.iter().enumerate() {
         match t.kind {
             Kind::Directive => {
                 if let Some(header) = included_header(t.text)
-                    && let Some((_, feature)) = UNSUPPORTED_HEADERS
-                        .iter()
-                        .find(|(h, _)| header.starts_with(h))
+                    && let Some((_, feature)) = UNSUPPORTED_HEADERS.iter().find(|(h, _)| header.starts_with(h))
                 {
                     return unsupported(feature, t.line);
                 }
@@ -412,17 +311,10 @@ fn check_supported(path: &Path, tokens: &[Token]) -> Result<(), EmuError> {
             }
             // `kernel<<<grid, block>>>(...)` inside a .cu compiled for the device.
             Kind::Punct('<')
-                if tokens
-                    .get(i + 1)
-                    .is_some_and(|n| n.is_punct('<') && n.start == t.start + 1)
-                    && tokens
-                        .get(i + 2)
-                        .is_some_and(|n| n.is_punct('<') && n.start == t.start + 2) =>
+                if tokens.get(i + 1).is_some_and(|n| n.is_punct('<') && n.start == t.start + 1)
+                    && tokens.get(i + 2).is_some_and(|n| n.is_punct('<') && n.start == t.start + 2) =>
             {
-                return unsupported(
-                    "launching a kernel from device code (dynamic parallelism, `<<<...>>>`)",
-                    t.line,
-                );
+                return unsupported("launching a kernel from device code (dynamic parallelism, `<<<...>>>`)", t.line);
             }
             _ => {}
         }
@@ -458,12 +350,7 @@ mod tests {
         let r = rw(src);
         assert_eq!(r.exported, ["vector_add"]);
         assert_eq!(body(&r), src);
-        assert!(
-            r.text
-                .ends_with("#line 1 \"k/t.cu\"\nGPUBOOK_EXPORT_KERNEL(vector_add)\n"),
-            "{}",
-            r.text
-        );
+        assert!(r.text.ends_with("#line 1 \"k/t.cu\"\nGPUBOOK_EXPORT_KERNEL(vector_add)\n"), "{}", r.text);
     }
 
     #[test]
@@ -479,27 +366,15 @@ mod tests {
         let r = rw(src);
         let b = body(&r);
         let lines: Vec<&str> = b.lines().collect();
-        assert_eq!(
-            lines[2],
-            "  auto& tile = *::gpubook::shared_var<float[16][TILE]>(0, \"tile\");"
-        );
-        assert_eq!(
-            lines[3],
-            "  auto& count = *::gpubook::shared_var<int>(1, \"count\");"
-        );
-        assert_eq!(
-            lines[4],
-            "  float* s = ::gpubook::dynamic_shared<float>(\"s\");"
-        );
+        assert_eq!(lines[2], "  auto& tile = *::gpubook::shared_var<float[16][TILE]>(0, \"tile\");");
+        assert_eq!(lines[3], "  auto& count = *::gpubook::shared_var<int>(1, \"count\");");
+        assert_eq!(lines[4], "  float* s = ::gpubook::dynamic_shared<float>(\"s\");");
         assert_eq!(
             lines[5],
             "  auto& raw = *::gpubook::shared_var<unsigned char[N >> 1]>(2, \"raw\"); \
              auto& p = *::gpubook::shared_var<unsigned char*>(3, \"p\");"
         );
-        assert_eq!(
-            lines[6],
-            "  auto& flag = *::gpubook::shared_var<volatile int>(4, \"flag\");"
-        );
+        assert_eq!(lines[6], "  auto& flag = *::gpubook::shared_var<volatile int>(4, \"flag\");");
         assert_eq!(lines[7], "");
         assert_eq!(b.lines().count(), src.lines().count());
     }
@@ -508,20 +383,13 @@ mod tests {
     fn shared_in_device_functions_and_templates() {
         let src = "template <typename T, int N> __device__ T sum(T v) {\n  __shared__ T buf[N];\n  return buf[0];\n}\n";
         let r = rw(src);
-        assert!(
-            body(&r).contains("auto& buf = *::gpubook::shared_var<T[N]>(0, \"buf\");"),
-            "{}",
-            r.text
-        );
+        assert!(body(&r).contains("auto& buf = *::gpubook::shared_var<T[N]>(0, \"buf\");"), "{}", r.text);
         assert!(r.exported.is_empty());
     }
 
     #[test]
     fn file_scope_shared_is_refused_with_its_line() {
-        for src in [
-            "\n__shared__ float tile[256];\n",
-            "namespace x {\n\nextern __shared__ float s[];\n}",
-        ] {
+        for src in ["\n__shared__ float tile[256];\n", "namespace x {\n\nextern __shared__ float s[];\n}"] {
             match rewrite(Path::new("k/t.cu"), src) {
                 Err(EmuError::Unsupported { feature, line, .. }) => {
                     assert!(feature.contains("outside a function"), "{feature}");
@@ -544,46 +412,23 @@ mod tests {
     fn provided_headers_are_dropped_others_kept() {
         let src = "#include <cuda_runtime.h>\n#include \"common.cuh\"\n#include <stdint.h>\n";
         let r = rw(src);
-        assert_eq!(
-            body(&r),
-            "/* provided by gpubook_device.h */\n#include \"common.cuh\"\n#include <stdint.h>\n"
-        );
+        assert_eq!(body(&r), "/* provided by gpubook_device.h */\n#include \"common.cuh\"\n#include <stdint.h>\n");
     }
 
     #[test]
     fn unsupported_features_are_named() {
         let cases = [
             ("#include <cuda_fp16.h>\n", 1, "half precision"),
-            (
-                "\n#include <cooperative_groups.h>\n",
-                2,
-                "cooperative groups",
-            ),
-            (
-                "__global__ void k() {\n  namespace cg = cooperative_groups;\n}",
-                2,
-                "cooperative groups",
-            ),
+            ("\n#include <cooperative_groups.h>\n", 2, "cooperative groups"),
+            ("__global__ void k() {\n  namespace cg = cooperative_groups;\n}", 2, "cooperative groups"),
             ("texture<float, 1> t;\n", 1, "texture references"),
-            (
-                "__global__ void k(cudaTextureObject_t t) {}",
-                1,
-                "texture objects",
-            ),
-            (
-                "__global__ void k() {\n\n  child<<<1, 1>>>();\n}",
-                3,
-                "dynamic parallelism",
-            ),
+            ("__global__ void k(cudaTextureObject_t t) {}", 1, "texture objects"),
+            ("__global__ void k() {\n\n  child<<<1, 1>>>();\n}", 3, "dynamic parallelism"),
             ("__global__ void k() { asm(\"trap;\"); }", 1, "inline PTX"),
         ];
         for (src, want_line, want) in cases {
             match rewrite(Path::new("k/t.cu"), src) {
-                Err(EmuError::Unsupported {
-                    feature,
-                    line,
-                    file,
-                }) => {
+                Err(EmuError::Unsupported { feature, line, file }) => {
                     assert!(feature.contains(want), "{src}: {feature}");
                     assert_eq!(line, want_line, "{src}");
                     assert_eq!(file, Path::new("k/t.cu"));

@@ -19,12 +19,7 @@ pub(crate) struct Location {
 ///
 /// `source` is the module's path as the learner gave it: DWARF joins a relative path with the
 /// compiler's working directory, and we give back the learner's spelling.
-pub(crate) fn locate(
-    so: &Path,
-    pcs: &[u64],
-    runtime_dir: &Path,
-    source: &Path,
-) -> Option<Location> {
+pub(crate) fn locate(so: &Path, pcs: &[u64], runtime_dir: &Path, source: &Path) -> Option<Location> {
     if pcs.is_empty() {
         return None;
     }
@@ -36,10 +31,7 @@ pub(crate) fn locate(
         .output()
         .ok()?;
     let text = String::from_utf8_lossy(&out.stdout);
-    let mut loc = parse(&text)
-        .into_iter()
-        .flatten()
-        .find(|l| !l.file.starts_with(runtime_dir))?;
+    let mut loc = parse(&text).into_iter().flatten().find(|l| !l.file.starts_with(runtime_dir))?;
     if source.is_relative() && loc.file.is_absolute() && loc.file.ends_with(source) {
         loc.file = source.to_path_buf();
     }
@@ -70,11 +62,7 @@ fn parse(text: &str) -> Vec<Vec<Location>> {
             continue;
         }
         if let Some(frames) = out.last_mut() {
-            frames.push(Location {
-                file: file.into(),
-                line,
-                function,
-            });
+            frames.push(Location { file: file.into(), line, function });
         }
     }
     out
@@ -94,30 +82,12 @@ mod tests {
         assert_eq!(frames.len(), 2);
         assert_eq!(frames[0].len(), 2);
         assert!(frames[1].is_empty());
-        let first_outside = frames
-            .into_iter()
-            .flatten()
-            .find(|l| !l.file.starts_with("/cache/emu-runtime-1"));
-        assert_eq!(
-            first_outside,
-            Some(Location {
-                file: "kernels/ch05/hist.cu".into(),
-                line: 9,
-                function: "histogram".into()
-            })
-        );
+        let first_outside = frames.into_iter().flatten().find(|l| !l.file.starts_with("/cache/emu-runtime-1"));
+        assert_eq!(first_outside, Some(Location { file: "kernels/ch05/hist.cu".into(), line: 9, function: "histogram".into() }));
     }
 
     #[test]
     fn a_missing_file_is_just_unknown() {
-        assert_eq!(
-            locate(
-                Path::new("/nonexistent.so"),
-                &[0x10],
-                Path::new("/r"),
-                Path::new("k.cu")
-            ),
-            None
-        );
+        assert_eq!(locate(Path::new("/nonexistent.so"), &[0x10], Path::new("/r"), Path::new("k.cu")), None);
     }
 }

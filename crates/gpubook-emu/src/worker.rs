@@ -59,10 +59,7 @@ pub(crate) enum Failure {
     /// The deadline passed; the worker is still running (the caller decides what to do).
     TimedOut,
     /// The worker exited or was killed before replying.
-    Died {
-        status: Option<ExitStatus>,
-        stderr: String,
-    },
+    Died { status: Option<ExitStatus>, stderr: String },
     /// We could not talk to it at all.
     Io(EmuError),
 }
@@ -95,21 +92,12 @@ impl Worker {
         unsafe {
             cmd.pre_exec(move || place_fds(reply_src, arena_fd));
         }
-        let mut child = cmd.spawn().map_err(io_context(format!(
-            "starting the emulator's worker {}",
-            exe.display()
-        )))?;
+        let mut child = cmd.spawn().map_err(io_context(format!("starting the emulator's worker {}", exe.display())))?;
         drop(reply_write); // ours must close, or we would never see the worker's end close
-        let (Some(stdin), Some(stdout), Some(stderr)) =
-            (child.stdin.take(), child.stdout.take(), child.stderr.take())
-        else {
+        let (Some(stdin), Some(stdout), Some(stderr)) = (child.stdin.take(), child.stdout.take(), child.stderr.take()) else {
             unreachable!("all three were piped");
         };
-        for fd in [
-            reply_read.as_raw_fd(),
-            stdout.as_raw_fd(),
-            stderr.as_raw_fd(),
-        ] {
+        for fd in [reply_read.as_raw_fd(), stdout.as_raw_fd(), stderr.as_raw_fd()] {
             set_nonblocking(fd)?;
         }
         Ok(Worker {
@@ -127,18 +115,11 @@ impl Worker {
     /// Sends one command line and waits for its reply until `deadline` (None: no limit).
     pub fn request(&mut self, line: &str, deadline: Option<Instant>) -> Result<Reply, Failure> {
         debug_assert!(!line.contains('\n'));
-        if let Err(e) = self
-            .stdin
-            .write_all(format!("{line}\n").as_bytes())
-            .and_then(|_| self.stdin.flush())
-        {
+        if let Err(e) = self.stdin.write_all(format!("{line}\n").as_bytes()).and_then(|_| self.stdin.flush()) {
             if e.kind() == std::io::ErrorKind::BrokenPipe {
                 return Err(self.died());
             }
-            return Err(Failure::Io(EmuError::io(
-                "sending a command to the emulator's worker",
-                e,
-            )));
+            return Err(Failure::Io(EmuError::io("sending a command to the emulator's worker", e)));
         }
         self.await_reply(deadline)
     }
@@ -150,10 +131,7 @@ impl Worker {
                 self.pump_output(); // printf that preceded the reply
                 self.flush_partial_output();
                 return serde_json::from_slice::<Reply>(&line).map_err(|e| {
-                    Failure::Io(EmuError::Worker(format!(
-                        "unreadable reply `{}`: {e}",
-                        String::from_utf8_lossy(&line).trim()
-                    )))
+                    Failure::Io(EmuError::Worker(format!("unreadable reply `{}`: {e}", String::from_utf8_lossy(&line).trim())))
                 });
             }
             let timeout_ms = match deadline {
@@ -168,12 +146,7 @@ impl Worker {
                     left.as_millis().clamp(1, i32::MAX as u128) as i32
                 }
             };
-            let mut fds = [
-                self.replies.as_raw_fd(),
-                self.stdout.as_raw_fd(),
-                self.stderr.as_raw_fd(),
-            ]
-            .map(|fd| libc::pollfd {
+            let mut fds = [self.replies.as_raw_fd(), self.stdout.as_raw_fd(), self.stderr.as_raw_fd()].map(|fd| libc::pollfd {
                 fd,
                 events: libc::POLLIN,
                 revents: 0,
@@ -185,10 +158,7 @@ impl Worker {
                 if e.kind() == std::io::ErrorKind::Interrupted {
                     continue;
                 }
-                return Err(Failure::Io(EmuError::io(
-                    "waiting for the emulator's worker (poll)",
-                    e,
-                )));
+                return Err(Failure::Io(EmuError::io("waiting for the emulator's worker (poll)", e)));
             }
             self.pump_output();
             if fds[0].revents != 0 {
@@ -197,10 +167,7 @@ impl Worker {
                     Ok(false) if self.reply_buf.contains(&b'\n') => {}
                     Ok(false) => return Err(self.died()), // fd 3 closed: the worker is gone
                     Err(e) => {
-                        return Err(Failure::Io(EmuError::io(
-                            "reading the emulator worker's reply",
-                            e,
-                        )));
+                        return Err(Failure::Io(EmuError::io("reading the emulator worker's reply", e)));
                     }
                 }
             }
@@ -241,19 +208,14 @@ impl Worker {
         let status = loop {
             match self.child.try_wait() {
                 Ok(Some(status)) => break Some(status),
-                Ok(None) if Instant::now() < give_up => {
-                    std::thread::sleep(Duration::from_millis(5))
-                }
+                Ok(None) if Instant::now() < give_up => std::thread::sleep(Duration::from_millis(5)),
                 _ => {
                     let _ = self.child.kill();
                     break self.child.wait().ok();
                 }
             }
         };
-        Failure::Died {
-            status,
-            stderr: self.stderr_tail(),
-        }
+        Failure::Died { status, stderr: self.stderr_tail() }
     }
 
     fn take_reply_line(&mut self) -> Option<Vec<u8>> {
@@ -283,10 +245,7 @@ impl Worker {
     /// Prints a last line that had no newline (the kernel's final printf).
     fn flush_partial_output(&mut self) {
         if !self.out_buf.is_empty() {
-            print!(
-                "{}",
-                String::from_utf8_lossy(&std::mem::take(&mut self.out_buf))
-            );
+            print!("{}", String::from_utf8_lossy(&std::mem::take(&mut self.out_buf)));
         }
     }
 }
@@ -328,11 +287,7 @@ fn signal_name(sig: i32) -> &'static str {
 /// are first moved above 10, since either may already sit on 3 or 4 in the parent.
 fn place_fds(reply: RawFd, arena: RawFd) -> std::io::Result<()> {
     let check = |r: libc::c_int| {
-        if r < 0 {
-            Err(std::io::Error::last_os_error())
-        } else {
-            Ok(r)
-        }
+        if r < 0 { Err(std::io::Error::last_os_error()) } else { Ok(r) }
     };
     // SAFETY: plain fd syscalls on fds inherited from the parent; dup2 clears FD_CLOEXEC on
     // the new descriptor, which is what lets it survive exec.
@@ -351,10 +306,7 @@ fn pipe() -> Result<(OwnedFd, OwnedFd), EmuError> {
     let mut fds = [0; 2];
     // SAFETY: fds has room for the two descriptors pipe2 writes.
     if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
-        return Err(EmuError::io(
-            "creating the worker's reply pipe",
-            std::io::Error::last_os_error(),
-        ));
+        return Err(EmuError::io("creating the worker's reply pipe", std::io::Error::last_os_error()));
     }
     // SAFETY: both fds were just created and are owned by nobody else.
     Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
@@ -366,14 +318,7 @@ fn set_nonblocking(fd: RawFd) -> Result<(), EmuError> {
         let flags = libc::fcntl(fd, libc::F_GETFL);
         flags >= 0 && libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK) == 0
     };
-    if ok {
-        Ok(())
-    } else {
-        Err(EmuError::io(
-            "configuring a pipe to the worker",
-            std::io::Error::last_os_error(),
-        ))
-    }
+    if ok { Ok(()) } else { Err(EmuError::io("configuring a pipe to the worker", std::io::Error::last_os_error())) }
 }
 
 /// Reads everything available without blocking. Ok(false) at end of file.
@@ -396,16 +341,11 @@ mod tests {
 
     /// A stand-in worker written in sh: checks the inherited fds, answers on fd 3, prints.
     fn fake(script: &str) -> Worker {
-        let dir = std::env::temp_dir().join(format!(
-            "gpubook-emu-fake-{}-{:p}",
-            std::process::id(),
-            script
-        ));
+        let dir = std::env::temp_dir().join(format!("gpubook-emu-fake-{}-{:p}", std::process::id(), script));
         std::fs::create_dir_all(&dir).unwrap();
         let exe = dir.join("worker.sh");
         std::fs::write(&exe, format!("#!/bin/sh\n{script}\n")).unwrap();
-        std::fs::set_permissions(&exe, std::os::unix::fs::PermissionsExt::from_mode(0o755))
-            .unwrap();
+        std::fs::set_permissions(&exe, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
         let arena = crate::arena::Arena::new(16 << 20, 40).unwrap();
         let w = Worker::spawn(&exe, arena.fd(), arena.base(), arena.bytes()).unwrap();
         std::mem::forget(arena); // the child holds its own copy of the fd
@@ -426,12 +366,7 @@ mod tests {
         );
         let r = w.request("ALLOC 0x1000 16 4 a", None).unwrap();
         assert!(r.ok);
-        let r = w
-            .request(
-                "LAUNCH 1 k 1 1 1 1 1 1 0 check 1 0",
-                Some(Instant::now() + Duration::from_secs(5)),
-            )
-            .unwrap();
+        let r = w.request("LAUNCH 1 k 1 1 1 1 1 1 0 check 1 0", Some(Instant::now() + Duration::from_secs(5))).unwrap();
         assert_eq!(r.ns, Some(42));
     }
 
@@ -439,10 +374,7 @@ mod tests {
     fn a_silent_worker_times_out_and_a_dead_one_is_noticed() {
         let mut w = fake("read line; sleep 30");
         let t = Instant::now();
-        assert!(matches!(
-            w.request("LAUNCH", Some(Instant::now() + Duration::from_millis(200))),
-            Err(Failure::TimedOut)
-        ));
+        assert!(matches!(w.request("LAUNCH", Some(Instant::now() + Duration::from_millis(200))), Err(Failure::TimedOut)));
         assert!(t.elapsed() < Duration::from_secs(2));
         w.kill();
         assert!(!w.alive());
@@ -464,9 +396,6 @@ mod tests {
                 "block":[1,0,0],"thread":[3,0,0],"more":["a note",{"message":"m","pc":1}],"extra":1}"#,
         )
         .unwrap();
-        assert_eq!(
-            (r.ok, r.pc, r.block, r.more.len()),
-            (false, Some(4660), Some([1, 0, 0]), 2)
-        );
+        assert_eq!((r.ok, r.pc, r.block, r.more.len()), (false, Some(4660), Some([1, 0, 0]), 2));
     }
 }

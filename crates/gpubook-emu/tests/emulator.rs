@@ -23,18 +23,12 @@ fn kernel(name: &str) -> KernelSource {
 }
 
 fn spec(grid: u32, block: u32, shared: u32, mode: Mode) -> LaunchSpec {
-    LaunchSpec {
-        grid: [grid, 1, 1],
-        block: [block, 1, 1],
-        shared_mem_bytes: shared,
-        mode: Some(mode),
-    }
+    LaunchSpec { grid: [grid, 1, 1], block: [block, 1, 1], shared_mem_bytes: shared, mode: Some(mode) }
 }
 
 fn arg<T: Copy>(v: T) -> Vec<u8> {
     // SAFETY: T is a plain scalar (u64 address, i32, f32) in these tests.
-    unsafe { std::slice::from_raw_parts(&v as *const T as *const u8, std::mem::size_of::<T>()) }
-        .to_vec()
+    unsafe { std::slice::from_raw_parts(&v as *const T as *const u8, std::mem::size_of::<T>()) }.to_vec()
 }
 
 fn upload(dev: &EmuDevice, label: &str, data: &[f32]) -> u64 {
@@ -47,10 +41,7 @@ fn upload(dev: &EmuDevice, label: &str, data: &[f32]) -> u64 {
 fn download(dev: &EmuDevice, addr: u64, n: usize) -> Vec<f32> {
     let mut bytes = vec![0u8; n * 4];
     dev.read(addr, &mut bytes).unwrap();
-    bytes
-        .chunks(4)
-        .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
-        .collect()
+    bytes.chunks(4).map(|c| f32::from_le_bytes(c.try_into().unwrap())).collect()
 }
 
 fn kernel_diagnostic(r: Result<impl std::fmt::Debug, EmuError>) -> gpubook_emu::Diagnostic {
@@ -77,14 +68,7 @@ fn vector_add_round_trip_in_both_modes() {
     for mode in [Mode::Check, Mode::Fast] {
         let dc = dev.alloc(n * 4, 4, "c").unwrap();
         let args = [arg(da), arg(db), arg(dc), arg(n as i32)];
-        let stats = dev
-            .launch(
-                &module,
-                "vector_add",
-                &spec(n.div_ceil(256) as u32, 256, 0, mode),
-                &args,
-            )
-            .unwrap();
+        let stats = dev.launch(&module, "vector_add", &spec(n.div_ceil(256) as u32, 256, 0, mode), &args).unwrap();
         println!("{mode}: {stats:?}");
         assert_eq!(stats.threads, 1024);
         assert_eq!(stats.mode, mode);
@@ -101,32 +85,17 @@ fn reductions_with_static_and_dynamic_shared_memory() {
     let dev = device();
     let module = dev.load_module(&kernel("reduce.cu")).unwrap();
     let n: usize = 100_003;
-    let data: Vec<f32> = (0..n)
-        .map(|i| ((i * 7919) % 1000) as f32 / 1000.0)
-        .collect();
+    let data: Vec<f32> = (0..n).map(|i| ((i * 7919) % 1000) as f32 / 1000.0).collect();
     let expected: f64 = data.iter().map(|&x| x as f64).sum();
     let din = upload(&dev, "in", &data);
     for (kernel, shared) in [("block_sum", 0), ("block_sum_dynamic", 256 * 4)] {
         for mode in [Mode::Check, Mode::Fast] {
             let dout = upload(&dev, "out", &[0.0]);
             let args = [arg(din), arg(dout), arg(n as i32)];
-            let stats = dev
-                .launch(
-                    &module,
-                    kernel,
-                    &spec(n.div_ceil(256) as u32, 256, shared, mode),
-                    &args,
-                )
-                .unwrap();
+            let stats = dev.launch(&module, kernel, &spec(n.div_ceil(256) as u32, 256, shared, mode), &args).unwrap();
             let got = download(&dev, dout, 1)[0] as f64;
-            println!(
-                "{kernel} {mode}: sum {got} (expected {expected}) in {:?}",
-                stats.wall
-            );
-            assert!(
-                (got - expected).abs() / expected < 1e-4,
-                "{kernel} {mode}: {got} vs {expected}"
-            );
+            println!("{kernel} {mode}: sum {got} (expected {expected}) in {:?}", stats.wall);
+            assert!((got - expected).abs() / expected < 1e-4, "{kernel} {mode}: {got} vs {expected}");
             dev.free(dout).unwrap();
         }
     }
@@ -137,23 +106,11 @@ fn out_of_bounds_write_names_thread_buffer_and_line() {
     let dev = device();
     let module = dev.load_module(&kernel("vector_add.cu")).unwrap();
     let n: usize = 1000;
-    let (a, b, c) = (
-        upload(&dev, "a", &vec![1.0; n]),
-        upload(&dev, "b", &vec![2.0; n]),
-        dev.alloc(n * 4, 4, "c").unwrap(),
-    );
+    let (a, b, c) = (upload(&dev, "a", &vec![1.0; n]), upload(&dev, "b", &vec![2.0; n]), dev.alloc(n * 4, 4, "c").unwrap());
     let args = [arg(a), arg(b), arg(c), arg(n as i32)];
-    let d = kernel_diagnostic(dev.launch(
-        &module,
-        "vector_add_unguarded",
-        &spec(4, 256, 0, Mode::Check),
-        &args,
-    ));
+    let d = kernel_diagnostic(dev.launch(&module, "vector_add_unguarded", &spec(4, 256, 0, Mode::Check), &args));
     assert_eq!(d.class, DiagClass::OutOfBounds);
-    assert_eq!(
-        d.file.as_deref(),
-        Some(std::path::Path::new("tests/kernels/vector_add.cu"))
-    );
+    assert_eq!(d.file.as_deref(), Some(std::path::Path::new("tests/kernels/vector_add.cu")));
     assert_eq!(d.line, Some(12));
     assert_eq!(d.block, Some([3, 0, 0]));
     // Thread 232 of block 3 is element 1000, the first one past the end; its first access
@@ -161,8 +118,7 @@ fn out_of_bounds_write_names_thread_buffer_and_line() {
     assert_eq!(d.thread, Some([232, 0, 0]));
     assert!(d.to_string().contains("a[1000]"), "{d}");
     // The device keeps working after a diagnosed launch.
-    dev.launch(&module, "vector_add", &spec(4, 256, 0, Mode::Check), &args)
-        .unwrap();
+    dev.launch(&module, "vector_add", &spec(4, 256, 0, Mode::Check), &args).unwrap();
 }
 
 #[test]
@@ -174,15 +130,13 @@ fn a_hang_is_stopped_by_the_watchdog_and_the_device_recovers() {
     let flag = dev.alloc(4, 4, "flag").unwrap();
     dev.fill(flag, 0, 4).unwrap();
     let t = Instant::now();
-    let d =
-        kernel_diagnostic(dev.launch(&module, "spin", &spec(1, 32, 0, Mode::Check), &[arg(flag)]));
+    let d = kernel_diagnostic(dev.launch(&module, "spin", &spec(1, 32, 0, Mode::Check), &[arg(flag)]));
     let took = t.elapsed();
     println!("reported after {took:?}");
     assert_eq!(d.class, DiagClass::Hang);
     assert!(took < Duration::from_secs(5), "{took:?}");
     // A fresh worker takes over; the buffer survived in the arena.
-    dev.launch(&module, "hello", &spec(1, 32, 0, Mode::Check), &[arg(7i32)])
-        .unwrap();
+    dev.launch(&module, "hello", &spec(1, 32, 0, Mode::Check), &[arg(7i32)]).unwrap();
     let mut bytes = [9u8; 4];
     dev.read(flag, &mut bytes).unwrap();
     assert_eq!(bytes, [0; 4]);
@@ -195,28 +149,13 @@ fn a_crash_is_reported_and_the_next_launch_works() {
     let add = dev.load_module(&kernel("vector_add.cu")).unwrap();
     let p = upload(&dev, "p", &[1.0]);
     for mode in [Mode::Fast, Mode::Check] {
-        let d =
-            kernel_diagnostic(dev.launch(&faults, "wild_write", &spec(1, 1, 0, mode), &[arg(p)]));
-        assert!(
-            matches!(d.class, DiagClass::Crash | DiagClass::OutOfBounds),
-            "{mode}: {:?}",
-            d.class
-        );
+        let d = kernel_diagnostic(dev.launch(&faults, "wild_write", &spec(1, 1, 0, mode), &[arg(p)]));
+        assert!(matches!(d.class, DiagClass::Crash | DiagClass::OutOfBounds), "{mode}: {:?}", d.class);
         assert_eq!(d.line, Some(12), "{mode}");
     }
     let n: usize = 300;
-    let (a, b, c) = (
-        upload(&dev, "a", &vec![1.0; n]),
-        upload(&dev, "b", &vec![2.0; n]),
-        dev.alloc(n * 4, 4, "c").unwrap(),
-    );
-    dev.launch(
-        &add,
-        "vector_add",
-        &spec(2, 256, 0, Mode::Fast),
-        &[arg(a), arg(b), arg(c), arg(n as i32)],
-    )
-    .unwrap();
+    let (a, b, c) = (upload(&dev, "a", &vec![1.0; n]), upload(&dev, "b", &vec![2.0; n]), dev.alloc(n * 4, 4, "c").unwrap());
+    dev.launch(&add, "vector_add", &spec(2, 256, 0, Mode::Fast), &[arg(a), arg(b), arg(c), arg(n as i32)]).unwrap();
     assert!(download(&dev, c, n).iter().all(|&x| x == 3.0));
 }
 
@@ -226,15 +165,7 @@ fn compile_errors_point_at_the_learners_line() {
     match dev.load_module(&kernel("syntax_error.cu")) {
         Err(e @ EmuError::Compile { .. }) => {
             println!("{e}");
-            let EmuError::Compile {
-                file,
-                line,
-                message,
-                ..
-            } = e
-            else {
-                unreachable!()
-            };
+            let EmuError::Compile { file, line, message, .. } = e else { unreachable!() };
             assert_eq!(file, PathBuf::from("tests/kernels/syntax_error.cu"));
             assert_eq!(line, Some(5));
             assert!(message.contains("undefined_variable"), "{message}");
@@ -249,9 +180,7 @@ fn unsupported_features_are_named_with_their_line() {
     match dev.load_module(&kernel("half.cu")) {
         Err(e @ EmuError::Unsupported { .. }) => {
             println!("{e}");
-            let EmuError::Unsupported { feature, line, .. } = e else {
-                unreachable!()
-            };
+            let EmuError::Unsupported { feature, line, .. } = e else { unreachable!() };
             assert_eq!(line, 3);
             assert!(feature.contains("half precision"), "{feature}");
         }
@@ -266,18 +195,11 @@ fn launch_mistakes_are_caught_before_running() {
     assert_eq!(module.kernels().len(), 2);
     let c = dev.alloc(16, 4, "c").unwrap();
     let args = [arg(c), arg(c), arg(c), arg(4i32)];
-    let d =
-        kernel_diagnostic(dev.launch(&module, "vector_add", &spec(1, 2048, 0, Mode::Check), &args));
+    let d = kernel_diagnostic(dev.launch(&module, "vector_add", &spec(1, 2048, 0, Mode::Check), &args));
     assert_eq!((d.class, d.line), (DiagClass::LaunchConfig, Some(2)));
-    let d = kernel_diagnostic(dev.launch(
-        &module,
-        "vector_add",
-        &spec(1, 4, 0, Mode::Check),
-        &args[..3],
-    ));
+    let d = kernel_diagnostic(dev.launch(&module, "vector_add", &spec(1, 4, 0, Mode::Check), &args[..3]));
     assert!(d.message.contains("takes 4 arguments"), "{d}");
-    let d =
-        kernel_diagnostic(dev.launch(&module, "vector_sub", &spec(1, 4, 0, Mode::Check), &args));
+    let d = kernel_diagnostic(dev.launch(&module, "vector_sub", &spec(1, 4, 0, Mode::Check), &args));
     assert!(d.message.contains("no kernel named `vector_sub`"), "{d}");
 }
 
@@ -286,8 +208,7 @@ fn kernel_printf_reaches_stdout() {
     let dev = device();
     let module = dev.load_module(&kernel("faults.cu")).unwrap();
     // Visible with --nocapture; captured per test otherwise.
-    dev.launch(&module, "hello", &spec(2, 64, 0, Mode::Fast), &[arg(42i32)])
-        .unwrap();
+    dev.launch(&module, "hello", &spec(2, 64, 0, Mode::Fast), &[arg(42i32)]).unwrap();
 }
 
 #[test]
@@ -301,14 +222,9 @@ fn synchronisation_bugs_are_explained() {
         ("shared_overflow", DiagClass::OutOfBounds, 22),
     ];
     for (name, class, line) in cases {
-        let d =
-            kernel_diagnostic(dev.launch(&module, name, &spec(1, 64, 0, Mode::Check), &[arg(out)]));
+        let d = kernel_diagnostic(dev.launch(&module, name, &spec(1, 64, 0, Mode::Check), &[arg(out)]));
         assert_eq!(d.class, class, "{name}");
-        assert_eq!(
-            d.file.as_deref(),
-            Some(std::path::Path::new("tests/kernels/sync_bugs.cu")),
-            "{name}"
-        );
+        assert_eq!(d.file.as_deref(), Some(std::path::Path::new("tests/kernels/sync_bugs.cu")), "{name}");
         assert_eq!(d.line, Some(line), "{name}: {d}");
     }
 }
@@ -316,21 +232,17 @@ fn synchronisation_bugs_are_explained() {
 #[test]
 fn builds_are_cached_and_an_edited_header_rebuilds() {
     let dev = device();
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
-        .join(format!("header-edit-{}", std::process::id()));
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("header-edit-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let cu = dir.join("scale.cu");
     std::fs::write(&cu, "#include \"factor.cuh\"\nextern \"C\" __global__ void scale(float* x) { x[threadIdx.x] *= FACTOR; }\n").unwrap();
     let run = |factor: &str| -> (f32, Duration) {
         std::fs::write(dir.join("factor.cuh"), format!("#define FACTOR {factor}\n")).unwrap();
         let t = Instant::now();
-        let module = dev
-            .load_module(&KernelSource::from_file(&cu).unwrap())
-            .unwrap();
+        let module = dev.load_module(&KernelSource::from_file(&cu).unwrap()).unwrap();
         let took = t.elapsed();
         let x = upload(&dev, "x", &[1.5]);
-        dev.launch(&module, "scale", &spec(1, 1, 0, Mode::Check), &[arg(x)])
-            .unwrap();
+        dev.launch(&module, "scale", &spec(1, 1, 0, Mode::Check), &[arg(x)]).unwrap();
         let v = download(&dev, x, 1)[0];
         dev.free(x).unwrap();
         (v, took)
@@ -353,20 +265,10 @@ fn launches_from_several_threads_and_devices() {
                     let module = dev.load_module(&kernel("vector_add.cu")).unwrap();
                     let n: usize = 5000 + 100 * t + k;
                     let a: Vec<f32> = (0..n).map(|i| i as f32).collect();
-                    let (da, db, dc) = (
-                        upload(dev, "a", &a),
-                        upload(dev, "b", &a),
-                        dev.alloc(n * 4, 4, "c").unwrap(),
-                    );
+                    let (da, db, dc) = (upload(dev, "a", &a), upload(dev, "b", &a), dev.alloc(n * 4, 4, "c").unwrap());
                     for _ in 0..5 {
                         let args = [arg(da), arg(db), arg(dc), arg(n as i32)];
-                        dev.launch(
-                            &module,
-                            "vector_add",
-                            &spec(n.div_ceil(128) as u32, 128, 0, Mode::Fast),
-                            &args,
-                        )
-                        .unwrap();
+                        dev.launch(&module, "vector_add", &spec(n.div_ceil(128) as u32, 128, 0, Mode::Fast), &args).unwrap();
                     }
                     let c = download(dev, dc, n);
                     assert!(c.iter().enumerate().all(|(i, &v)| v == 2.0 * i as f32));
@@ -387,12 +289,7 @@ fn stack_overflows_and_assertions_are_diagnosed() {
     for mode in [Mode::Check, Mode::Fast] {
         let d = kernel_diagnostic(dev.launch(&module, "overflow", &spec(1, 1, 0, mode), &[arg(p)]));
         assert_eq!(d.class, DiagClass::StackOverflow, "{mode}");
-        let d = kernel_diagnostic(dev.launch(
-            &module,
-            "failed_assert",
-            &spec(1, 8, 0, mode),
-            &[arg(p)],
-        ));
+        let d = kernel_diagnostic(dev.launch(&module, "failed_assert", &spec(1, 8, 0, mode), &[arg(p)]));
         assert_eq!(d.class, DiagClass::Trap, "{mode}");
         assert_eq!(d.thread, Some([3, 0, 0]), "{mode}");
     }

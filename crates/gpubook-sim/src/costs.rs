@@ -24,13 +24,7 @@ pub struct Costs {
 
 impl Costs {
     pub fn new(f: f64, b: f64, w: f64, fb: f64) -> Self {
-        Costs {
-            f,
-            b,
-            w,
-            fb,
-            latency: 0.0,
-        }
+        Costs { f, b, w, fb, latency: 0.0 }
     }
 
     pub fn with_latency(self, latency: f64) -> Self {
@@ -50,25 +44,14 @@ impl Costs {
 
     /// Rejects costs no schedule could mean: negative, not finite, or W larger than B.
     pub fn check(&self) -> Result<(), SimError> {
-        let named = [
-            ("F", self.f),
-            ("B", self.b),
-            ("W", self.w),
-            ("F&B", self.fb),
-            ("latency", self.latency),
-        ];
+        let named = [("F", self.f), ("B", self.b), ("W", self.w), ("F&B", self.fb), ("latency", self.latency)];
         for (name, v) in named {
             if !v.is_finite() || v < 0.0 {
-                return Err(SimError::Costs(format!(
-                    "{name} = {v} must be a finite time ≥ 0"
-                )));
+                return Err(SimError::Costs(format!("{name} = {v} must be a finite time ≥ 0")));
             }
         }
         if self.w > self.b {
-            return Err(SimError::Costs(format!(
-                "W = {} cannot exceed B = {}: B is the full backward and includes W",
-                self.w, self.b
-            )));
+            return Err(SimError::Costs(format!("W = {} cannot exceed B = {}: B is the full backward and includes W", self.w, self.b)));
         }
         Ok(())
     }

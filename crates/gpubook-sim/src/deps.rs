@@ -15,35 +15,20 @@ use crate::op::{Op, Part, Slot, StageRef, Task};
 
 /// The tasks `op` performs when `rank` runs it.
 pub fn tasks(layout: &Layout, rank: usize, op: &Op) -> Vec<Task> {
-    let task = |part, s: Slot| Task {
-        part,
-        at: layout.place(rank, s.chunk),
-        mb: s.mb,
-    };
+    let task = |part, s: Slot| Task { part, at: layout.place(rank, s.chunk), mb: s.mb };
     match *op {
         Op::F(s) => vec![task(Part::Forward, s)],
         Op::B(s) => vec![task(Part::InputGrad, s), task(Part::WeightGrad, s)],
         Op::Bz(s) => vec![task(Part::InputGrad, s)],
         Op::W(s) => vec![task(Part::WeightGrad, s)],
-        Op::Pair(f, b) => vec![
-            task(Part::Forward, f),
-            task(Part::InputGrad, b),
-            task(Part::WeightGrad, b),
-        ],
+        Op::Pair(f, b) => vec![task(Part::Forward, f), task(Part::InputGrad, b), task(Part::WeightGrad, b)],
     }
 }
 
 /// What `task` needs before it can start.
 pub fn needs(layout: &Layout, task: &Task) -> Vec<Task> {
-    let at = |stage| StageRef {
-        pipe: task.at.pipe,
-        stage,
-    };
-    let of = |part, at| Task {
-        part,
-        at,
-        mb: task.mb,
-    };
+    let at = |stage| StageRef { pipe: task.at.pipe, stage };
+    let of = |part, at| Task { part, at, mb: task.mb };
     let s = task.at.stage;
     match task.part {
         Part::Forward if s == 0 => vec![],

@@ -73,25 +73,14 @@ fn draw(root: &Area<'_>, result: &SimResult, title: &str) -> DrawResult {
                 cell(&mut chart, kind, dark, slot.mb, xs, ys)?;
             }
             // One outline around the whole op, so that a pair reads as one box.
-            chart.draw_series(std::iter::once(Rectangle::new(
-                [(xs.0, y + TOP), (xs.1, y + BOTTOM)],
-                BLACK.mix(0.55).stroke_width(1),
-            )))?;
+            chart.draw_series(std::iter::once(Rectangle::new([(xs.0, y + TOP), (xs.1, y + BOTTOM)], BLACK.mix(0.55).stroke_width(1))))?;
         }
         // Rank names on the left, bubbles on the right.
         let (left, mid) = chart.backend_coord(&(0.0, y + 0.5));
         let (right, _) = chart.backend_coord(&(end, y + 0.5));
         let style = |h| label_style(14, BLACK, h);
-        root.draw(&Text::new(
-            format!("rank {rank}"),
-            (left - 8, mid),
-            style(HPos::Right),
-        ))?;
-        root.draw(&Text::new(
-            format!("bubble {}", num(result.bubbles[rank])),
-            (right + 8, mid),
-            style(HPos::Left),
-        ))?;
+        root.draw(&Text::new(format!("rank {rank}"), (left - 8, mid), style(HPos::Right)))?;
+        root.draw(&Text::new(format!("bubble {}", num(result.bubbles[rank])), (right + 8, mid), style(HPos::Left)))?;
     }
     let mut present: Vec<OpKind> = Vec::new();
     for kind in result.spans.iter().flatten().map(|s| s.op.kind()) {
@@ -106,47 +95,27 @@ fn draw(root: &Area<'_>, result: &SimResult, title: &str) -> DrawResult {
 /// overlapped pair two halves, the forward above the backward.
 fn cells(op: &Op, y: f64) -> Vec<(OpKind, Slot, (f64, f64))> {
     match *op {
-        Op::Pair(f, b) => vec![
-            (OpKind::Pair, f, (y + TOP, y + 0.5)),
-            (OpKind::Pair, b, (y + 0.5, y + BOTTOM)),
-        ],
+        Op::Pair(f, b) => vec![(OpKind::Pair, f, (y + TOP, y + 0.5)), (OpKind::Pair, b, (y + 0.5, y + BOTTOM))],
         _ => vec![(op.kind(), op.slots()[0], (y + TOP, y + BOTTOM))],
     }
 }
 
 /// One filled box with its micro-batch number, when the box is wide enough to hold it.
-fn cell(
-    chart: &mut Chart<'_, '_>,
-    kind: OpKind,
-    dark: bool,
-    mb: usize,
-    (x0, x1): (f64, f64),
-    (y0, y1): (f64, f64),
-) -> DrawResult {
-    chart.draw_series(std::iter::once(Rectangle::new(
-        [(x0, y0), (x1, y1)],
-        colour(kind, dark).filled(),
-    )))?;
+fn cell(chart: &mut Chart<'_, '_>, kind: OpKind, dark: bool, mb: usize, (x0, x1): (f64, f64), (y0, y1): (f64, f64)) -> DrawResult {
+    chart.draw_series(std::iter::once(Rectangle::new([(x0, y0), (x1, y1)], colour(kind, dark).filled())))?;
     let (px0, py0) = chart.backend_coord(&(x0, y0));
     let (px1, py1) = chart.backend_coord(&(x1, y1));
     let text = mb.to_string();
     let size = (f64::from((py1 - py0).abs()) * 0.72).min(14.0) as u32;
     if f64::from(px1 - px0) >= f64::from(size) * 0.62 * text.len() as f64 + 2.0 {
         let ink = if dark { WHITE } else { BLACK };
-        chart.plotting_area().draw(&Text::new(
-            text,
-            ((x0 + x1) / 2.0, (y0 + y1) / 2.0),
-            label_style(size, ink, HPos::Center),
-        ))?;
+        chart.plotting_area().draw(&Text::new(text, ((x0 + x1) / 2.0, (y0 + y1) / 2.0), label_style(size, ink, HPos::Center)))?;
     }
     Ok(())
 }
 
 fn label_style(size: u32, ink: RGBColor, h: HPos) -> TextStyle<'static> {
-    (FONT, size)
-        .into_font()
-        .color(&ink)
-        .pos(Pos::new(h, VPos::Center))
+    (FONT, size).into_font().color(&ink).pos(Pos::new(h, VPos::Center))
 }
 
 fn colour(kind: OpKind, dark: bool) -> RGBColor {
@@ -184,31 +153,16 @@ fn draw_legend(area: &Area<'_>, layout: &Layout, present: &[OpKind]) -> DrawResu
     };
     let (mut x, y) = (70, 18);
     for (kind, name) in items.into_iter().filter(|(k, _)| present.contains(k)) {
-        let shades_shown: &[bool] = if shades.is_some() {
-            &[false, true]
-        } else {
-            &[false]
-        };
+        let shades_shown: &[bool] = if shades.is_some() { &[false, true] } else { &[false] };
         for &dark in shades_shown {
-            area.draw(&Rectangle::new(
-                [(x, y - 8), (x + 16, y + 8)],
-                colour(kind, dark).filled(),
-            ))?;
+            area.draw(&Rectangle::new([(x, y - 8), (x + 16, y + 8)], colour(kind, dark).filled()))?;
             x += 16;
         }
-        area.draw(&Text::new(
-            name,
-            (x + 8, y),
-            label_style(14, BLACK, HPos::Left),
-        ))?;
+        area.draw(&Text::new(name, (x + 8, y), label_style(14, BLACK, HPos::Left)))?;
         x += 40 + 7 * name.len() as i32;
     }
     if let Some(text) = shades {
-        area.draw(&Text::new(
-            text,
-            (70, y + 24),
-            label_style(14, BLACK, HPos::Left),
-        ))?;
+        area.draw(&Text::new(text, (70, y + 24), label_style(14, BLACK, HPos::Left)))?;
     }
     Ok(())
 }

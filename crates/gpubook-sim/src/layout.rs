@@ -21,10 +21,7 @@ pub enum Layout {
     Linear { ranks: usize, microbatches: usize },
     /// Two pipelines over the same ranks, fed from both ends: direction 0 puts stage `s` on rank
     /// `s`, direction 1 on rank `ranks-1-s`. Each direction carries `microbatches_per_direction`.
-    Dual {
-        ranks: usize,
-        microbatches_per_direction: usize,
-    },
+    Dual { ranks: usize, microbatches_per_direction: usize },
     /// One pipeline of `2·ranks` stages folded into a V: down the ranks, then back up.
     /// Stages `d` and `2·ranks-1-d` share device `d`, so the turn at the bottom is local.
     V { ranks: usize, microbatches: usize },
@@ -33,9 +30,7 @@ pub enum Layout {
 impl Layout {
     pub fn ranks(&self) -> usize {
         match *self {
-            Layout::Linear { ranks, .. } | Layout::Dual { ranks, .. } | Layout::V { ranks, .. } => {
-                ranks
-            }
+            Layout::Linear { ranks, .. } | Layout::Dual { ranks, .. } | Layout::V { ranks, .. } => ranks,
         }
     }
 
@@ -67,10 +62,7 @@ impl Layout {
     pub fn microbatches(&self) -> usize {
         match *self {
             Layout::Linear { microbatches, .. } | Layout::V { microbatches, .. } => microbatches,
-            Layout::Dual {
-                microbatches_per_direction,
-                ..
-            } => microbatches_per_direction,
+            Layout::Dual { microbatches_per_direction, .. } => microbatches_per_direction,
         }
     }
 
@@ -79,23 +71,14 @@ impl Layout {
         let n = self.ranks();
         debug_assert!(rank < n && chunk < self.chunks());
         match self {
-            Layout::Linear { .. } => StageRef {
-                pipe: 0,
-                stage: rank,
-            },
+            Layout::Linear { .. } => StageRef { pipe: 0, stage: rank },
             Layout::Dual { .. } => {
                 // Chunk 0 is the first-half stage h; ranks in the lower half find it in direction 1.
                 let h = rank.min(n - 1 - rank);
                 let lower_half = usize::from(rank >= n / 2);
-                StageRef {
-                    pipe: (chunk + lower_half) % 2,
-                    stage: if chunk == 0 { h } else { n - 1 - h },
-                }
+                StageRef { pipe: (chunk + lower_half) % 2, stage: if chunk == 0 { h } else { n - 1 - h } }
             }
-            Layout::V { .. } => StageRef {
-                pipe: 0,
-                stage: if chunk == 0 { rank } else { 2 * n - 1 - rank },
-            },
+            Layout::V { .. } => StageRef { pipe: 0, stage: if chunk == 0 { rank } else { 2 * n - 1 - rank } },
         }
     }
 
@@ -105,11 +88,7 @@ impl Layout {
         match self {
             Layout::Linear { .. } => (at.stage, 0),
             Layout::Dual { .. } => {
-                let rank = if at.pipe == 0 {
-                    at.stage
-                } else {
-                    n - 1 - at.stage
-                };
+                let rank = if at.pipe == 0 { at.stage } else { n - 1 - at.stage };
                 (rank, usize::from(at.stage >= n / 2))
             }
             Layout::V { .. } => {
@@ -140,18 +119,9 @@ mod tests {
     #[test]
     fn host_inverts_place() {
         for layout in [
-            Layout::Linear {
-                ranks: 4,
-                microbatches: 1,
-            },
-            Layout::Dual {
-                ranks: 6,
-                microbatches_per_direction: 1,
-            },
-            Layout::V {
-                ranks: 3,
-                microbatches: 1,
-            },
+            Layout::Linear { ranks: 4, microbatches: 1 },
+            Layout::Dual { ranks: 6, microbatches_per_direction: 1 },
+            Layout::V { ranks: 3, microbatches: 1 },
         ] {
             for r in 0..layout.ranks() {
                 for c in 0..layout.chunks() {
@@ -163,10 +133,7 @@ mod tests {
 
     #[test]
     fn dualpipe_rank_holds_mirrored_stages() {
-        let l = Layout::Dual {
-            ranks: 4,
-            microbatches_per_direction: 4,
-        };
+        let l = Layout::Dual { ranks: 4, microbatches_per_direction: 4 };
         assert_eq!(l.place(0, 0), StageRef { pipe: 0, stage: 0 });
         assert_eq!(l.place(0, 1), StageRef { pipe: 1, stage: 3 });
         assert_eq!(l.place(3, 0), StageRef { pipe: 1, stage: 0 });

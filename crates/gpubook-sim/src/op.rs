@@ -76,11 +76,7 @@ impl Op {
     /// `with_chunk: false` drops the chunk digits, for schedules whose ranks hold one chunk.
     pub fn notation(&self, with_chunk: bool) -> String {
         let c = |s: &Slot| {
-            if with_chunk {
-                s.chunk.to_string()
-            } else {
-                String::new()
-            }
+            if with_chunk { s.chunk.to_string() } else { String::new() }
         };
         match self {
             Op::F(s) => format!("F{}", c(s)),
@@ -130,10 +126,6 @@ impl fmt::Display for Task {
             Part::InputGrad => "input gradient",
             Part::WeightGrad => "weight gradient",
         };
-        write!(
-            f,
-            "the {part} of micro-batch {} at stage {} of direction {}",
-            self.mb, self.at.stage, self.at.pipe
-        )
+        write!(f, "the {part} of micro-batch {} at stage {} of direction {}", self.mb, self.at.stage, self.at.pipe)
     }
 }

@@ -26,8 +26,7 @@ pub struct PipelineArgs {
 
 impl PipelineArgs {
     pub fn costs(&self) -> Costs {
-        Costs::new(self.f, self.b, self.w, self.fb.unwrap_or(self.f + self.b))
-            .with_latency(self.latency)
+        Costs::new(self.f, self.b, self.w, self.fb.unwrap_or(self.f + self.b)).with_latency(self.latency)
     }
 
     /// Generates and simulates the schedule.
@@ -49,11 +48,7 @@ pub fn report(r: &SimResult) -> String {
     let c = &r.costs;
     let kind = s.kind;
     let mut out = String::new();
-    let per_direction = if s.layout.pipes() > 1 {
-        format!(" ({} from each end)", s.layout.microbatches())
-    } else {
-        String::new()
-    };
+    let per_direction = if s.layout.pipes() > 1 { format!(" ({} from each end)", s.layout.microbatches()) } else { String::new() };
     let _ = writeln!(
         out,
         "{kind}: PP = {} stages on {} ranks, N = {} micro-batches{per_direction}",
@@ -79,26 +74,12 @@ pub fn report(r: &SimResult) -> String {
         kind.bubble_formula(),
         num(kind.formula_bubble(s.pp(), c))
     );
-    let _ = writeln!(
-        out,
-        "peak activations  {} (max over ranks, in micro-batches of one stage)",
-        r.max_activations()
-    );
-    let _ = writeln!(
-        out,
-        "parameters        {} stage(s) per rank ({}x)",
-        r.param_copies, r.param_copies
-    );
+    let _ = writeln!(out, "peak activations  {} (max over ranks, in micro-batches of one stage)", r.max_activations());
+    let _ = writeln!(out, "parameters        {} stage(s) per rank ({}x)", r.param_copies, r.param_copies);
     let _ = writeln!(out);
     let _ = writeln!(out, "rank      busy    bubble  peak activations");
     for rank in 0..r.spans.len() {
-        let _ = writeln!(
-            out,
-            "{rank:>4}  {:>8}  {:>8}  {:>16}",
-            num(r.busy[rank]),
-            num(r.bubbles[rank]),
-            r.peak_activations[rank]
-        );
+        let _ = writeln!(out, "{rank:>4}  {:>8}  {:>8}  {:>16}", num(r.busy[rank]), num(r.bubbles[rank]), r.peak_activations[rank]);
     }
     out
 }
@@ -170,9 +151,5 @@ pub fn comparison_table(pp: usize, microbatches: usize, costs: &Costs) -> Result
 pub fn num(x: f64) -> String {
     let s = format!("{:.3}", x);
     let s = s.trim_end_matches('0').trim_end_matches('.');
-    if s == "-0" {
-        "0".to_string()
-    } else {
-        s.to_string()
-    }
+    if s == "-0" { "0".to_string() } else { s.to_string() }
 }

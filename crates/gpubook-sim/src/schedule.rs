@@ -19,12 +19,7 @@ pub enum ScheduleKind {
 }
 
 impl ScheduleKind {
-    pub const ALL: [ScheduleKind; 4] = [
-        ScheduleKind::OneFOneB,
-        ScheduleKind::Zb1p,
-        ScheduleKind::DualPipe,
-        ScheduleKind::DualPipeV,
-    ];
+    pub const ALL: [ScheduleKind; 4] = [ScheduleKind::OneFOneB, ScheduleKind::Zb1p, ScheduleKind::DualPipe, ScheduleKind::DualPipeV];
 
     pub fn name(&self) -> &'static str {
         match self {
@@ -70,9 +65,7 @@ impl ScheduleKind {
         match self {
             ScheduleKind::OneFOneB => (pp - 1.0) * (c.f + c.b),
             ScheduleKind::Zb1p => (pp - 1.0) * (c.f + c.b - 2.0 * c.w),
-            ScheduleKind::DualPipe | ScheduleKind::DualPipeV => {
-                (pp / 2.0 - 1.0) * (c.fb + c.b - 3.0 * c.w)
-            }
+            ScheduleKind::DualPipe | ScheduleKind::DualPipeV => (pp / 2.0 - 1.0) * (c.fb + c.b - 3.0 * c.w),
         }
     }
 }
@@ -88,11 +81,7 @@ impl FromStr for ScheduleKind {
 
     /// Case-insensitive; `-` and `_` are ignored, so `DualPipe-V` and `zb-1p` parse too.
     fn from_str(s: &str) -> Result<Self, SimError> {
-        let key: String = s
-            .chars()
-            .filter(|c| *c != '-' && *c != '_')
-            .collect::<String>()
-            .to_ascii_lowercase();
+        let key: String = s.chars().filter(|c| *c != '-' && *c != '_').collect::<String>().to_ascii_lowercase();
         match key.as_str() {
             "1f1b" => Ok(ScheduleKind::OneFOneB),
             "zb1p" | "zbh1" => Ok(ScheduleKind::Zb1p),
@@ -127,11 +116,7 @@ impl Schedule {
     /// Ranks that hold a single chunk drop the chunk digit: `F F B F B`.
     pub fn rank_notation(&self, rank: usize) -> String {
         let with_chunk = self.layout.chunks() > 1;
-        self.programs[rank]
-            .iter()
-            .map(|op| op.notation(with_chunk))
-            .collect::<Vec<_>>()
-            .join(" ")
+        self.programs[rank].iter().map(|op| op.notation(with_chunk)).collect::<Vec<_>>().join(" ")
     }
 }
 

@@ -72,15 +72,10 @@ pub fn simulate(schedule: &Schedule, costs: &Costs) -> Result<SimResult, SimErro
     check_complete(schedule, &owner)?;
 
     let makespan = spans.iter().flatten().map(|s| s.end).fold(0.0, f64::max);
-    let busy: Vec<f64> = spans
-        .iter()
-        .map(|rank| rank.iter().map(|s| s.end - s.start).sum())
-        .collect();
+    let busy: Vec<f64> = spans.iter().map(|rank| rank.iter().map(|s| s.end - s.start).sum()).collect();
     let bubbles: Vec<f64> = busy.iter().map(|b| makespan - b).collect();
     let bubble = bubbles.iter().copied().fold(0.0, f64::max);
-    let peak_activations = (0..schedule.programs.len())
-        .map(|rank| peak_activations(schedule, rank))
-        .collect();
+    let peak_activations = (0..schedule.programs.len()).map(|rank| peak_activations(schedule, rank)).collect();
     Ok(SimResult {
         schedule: schedule.clone(),
         costs: *costs,
@@ -105,28 +100,15 @@ fn index_tasks(schedule: &Schedule) -> Result<HashMap<Task, (usize, usize)>, Sim
                 let problem = if slot.chunk >= layout.chunks() {
                     format!("chunk {} but ranks hold {}", slot.chunk, layout.chunks())
                 } else if slot.mb >= layout.microbatches() {
-                    format!(
-                        "micro-batch {} but each direction has {}",
-                        slot.mb,
-                        layout.microbatches()
-                    )
+                    format!("micro-batch {} but each direction has {}", slot.mb, layout.microbatches())
                 } else {
                     continue;
                 };
-                return Err(SimError::BadOp {
-                    rank,
-                    index,
-                    op: *op,
-                    problem,
-                });
+                return Err(SimError::BadOp { rank, index, op: *op, problem });
             }
             for task in tasks(layout, rank, op) {
                 if let Some(&first) = owner.get(&task) {
-                    return Err(SimError::Duplicate {
-                        task,
-                        first,
-                        second: (rank, index),
-                    });
+                    return Err(SimError::Duplicate { task, first, second: (rank, index) });
                 }
                 owner.insert(task, (rank, index));
             }
@@ -144,10 +126,7 @@ struct Event {
 impl Ord for Event {
     fn cmp(&self, other: &Self) -> Ordering {
         // Reversed: `BinaryHeap` pops the largest, we want the earliest (ties by rank).
-        other
-            .time
-            .total_cmp(&self.time)
-            .then(other.rank.cmp(&self.rank))
+        other.time.total_cmp(&self.time).then(other.rank.cmp(&self.rank))
     }
 }
 
@@ -166,11 +145,7 @@ impl PartialEq for Event {
 impl Eq for Event {}
 
 /// The event loop. Returns each rank's spans, or the deadlock.
-fn run(
-    schedule: &Schedule,
-    costs: &Costs,
-    owner: &HashMap<Task, (usize, usize)>,
-) -> Result<Vec<Vec<Span>>, SimError> {
+fn run(schedule: &Schedule, costs: &Costs, owner: &HashMap<Task, (usize, usize)>) -> Result<Vec<Vec<Span>>, SimError> {
     let layout = &schedule.layout;
     let ranks = schedule.programs.len();
     // When each finished task ended, and on which rank.
@@ -193,19 +168,12 @@ fn run(
             let free = spans[rank].last().map_or(0.0, |s| s.end);
             let arrivals: Option<Vec<f64>> = op_needs(layout, rank, op)
                 .iter()
-                .map(|need| {
-                    done.get(need)
-                        .map(|&(end, from)| end + if from == rank { 0.0 } else { costs.latency })
-                })
+                .map(|need| done.get(need).map(|&(end, from)| end + if from == rank { 0.0 } else { costs.latency }))
                 .collect();
             let Some(arrivals) = arrivals else { continue };
             let start = arrivals.into_iter().fold(free, f64::max);
             let end = start + costs.duration(op);
-            spans[rank].push(Span {
-                op: *op,
-                start,
-                end,
-            });
+            spans[rank].push(Span { op: *op, start, end });
             running[rank] = true;
             events.push(Event { time: end, rank });
         }
@@ -228,33 +196,18 @@ fn run(
             let needs = op_needs(layout, rank, &op)
                 .into_iter()
                 .filter(|n| !done.contains_key(n))
-                .map(|task| Need {
-                    task,
-                    scheduled_at: owner.get(&task).copied(),
-                })
+                .map(|task| Need { task, scheduled_at: owner.get(&task).copied() })
                 .collect();
-            Some(Wait {
-                rank,
-                index,
-                op,
-                needs,
-            })
+            Some(Wait { rank, index, op, needs })
         })
         .collect();
-    if waits.is_empty() {
-        Ok(spans)
-    } else {
-        Err(SimError::Deadlock { time: now, waits })
-    }
+    if waits.is_empty() { Ok(spans) } else { Err(SimError::Deadlock { time: now, waits }) }
 }
 
 /// Every (stage, micro-batch) needs a forward, an input gradient and a weight gradient.
 /// Anything missing that another op waited for was already reported as a deadlock; this catches
 /// the rest (a dropped `W`, a dropped backward of stage 0).
-fn check_complete(
-    schedule: &Schedule,
-    owner: &HashMap<Task, (usize, usize)>,
-) -> Result<(), SimError> {
+fn check_complete(schedule: &Schedule, owner: &HashMap<Task, (usize, usize)>) -> Result<(), SimError> {
     let layout = &schedule.layout;
     for pipe in 0..layout.pipes() {
         for stage in 0..layout.stages() {
@@ -278,10 +231,7 @@ fn check_complete(
 fn peak_activations(schedule: &Schedule, rank: usize) -> usize {
     let (mut live, mut peak) = (0usize, 0usize);
     for op in &schedule.programs[rank] {
-        let parts: Vec<Part> = tasks(&schedule.layout, rank, op)
-            .iter()
-            .map(|t| t.part)
-            .collect();
+        let parts: Vec<Part> = tasks(&schedule.layout, rank, op).iter().map(|t| t.part).collect();
         live += parts.iter().filter(|p| **p == Part::Forward).count();
         peak = peak.max(live);
         live -= parts.iter().filter(|p| **p == Part::WeightGrad).count();

@@ -25,9 +25,7 @@ fn backward_before_its_forward() {
     assert_eq!((stuck.index, stuck.op), (0, Op::B(Slot::new(0, 0))));
     assert_eq!(stuck.needs.len(), 1);
     assert_eq!(stuck.needs[0].scheduled_at, Some((3, 1)));
-    assert!(text.contains(
-        "rank 3 op #0 `B0` (micro-batch 0) waits for the forward of micro-batch 0 at stage 3"
-    ));
+    assert!(text.contains("rank 3 op #0 `B0` (micro-batch 0) waits for the forward of micro-batch 0 at stage 3"));
     assert!(text.contains("only runs later, at op #1"), "{text}");
 }
 
@@ -38,24 +36,11 @@ fn missing_forward_blocks_the_next_stage() {
     let dropped = s.programs[1].remove(0);
     assert_eq!(dropped, Op::F(Slot::new(0, 0)));
     let err = simulate(&s, &costs()).unwrap_err();
-    assert!(
-        err.to_string()
-            .contains("which no rank runs (a missing op)"),
-        "{err}"
-    );
+    assert!(err.to_string().contains("which no rank runs (a missing op)"), "{err}");
     let waits = deadlock(err);
-    let missing = Task {
-        part: Part::Forward,
-        at: StageRef { pipe: 0, stage: 1 },
-        mb: 0,
-    };
+    let missing = Task { part: Part::Forward, at: StageRef { pipe: 0, stage: 1 }, mb: 0 };
     // Rank 2 waits for it, with nowhere to get it from.
-    assert!(waits.iter().any(|w| {
-        w.rank == 2
-            && w.needs
-                .iter()
-                .any(|n| n.task == missing && n.scheduled_at.is_none())
-    }));
+    assert!(waits.iter().any(|w| { w.rank == 2 && w.needs.iter().any(|n| n.task == missing && n.scheduled_at.is_none()) }));
 }
 
 #[test]
@@ -64,10 +49,7 @@ fn duplicated_op() {
     let op = s.programs[2][0];
     s.programs[2].push(op);
     let err = simulate(&s, &costs()).unwrap_err();
-    assert!(
-        matches!(err, SimError::Duplicate { first: (2, 0), .. }),
-        "{err}"
-    );
+    assert!(matches!(err, SimError::Duplicate { first: (2, 0), .. }), "{err}");
 }
 
 #[test]
@@ -76,17 +58,7 @@ fn weight_gradient_nobody_waits_for() {
     let last = s.programs[0].pop().unwrap();
     assert_eq!(last, Op::W(Slot::new(0, 7)));
     let err = simulate(&s, &costs()).unwrap_err();
-    assert_eq!(
-        err,
-        SimError::Missing {
-            task: Task {
-                part: Part::WeightGrad,
-                at: StageRef { pipe: 0, stage: 0 },
-                mb: 7
-            },
-            rank: 0
-        }
-    );
+    assert_eq!(err, SimError::Missing { task: Task { part: Part::WeightGrad, at: StageRef { pipe: 0, stage: 0 }, mb: 7 }, rank: 0 });
 }
 
 #[test]
@@ -105,23 +77,12 @@ fn op_outside_the_schedule() {
     let mut s = ScheduleKind::OneFOneB.generate(2, 2).unwrap();
     s.programs[0][0] = Op::F(Slot::new(0, 5));
     let err = simulate(&s, &costs()).unwrap_err();
-    assert!(
-        matches!(
-            err,
-            SimError::BadOp {
-                rank: 0,
-                index: 0,
-                ..
-            }
-        ),
-        "{err}"
-    );
+    assert!(matches!(err, SimError::BadOp { rank: 0, index: 0, .. }), "{err}");
 }
 
 #[test]
 fn shapes_and_costs_are_checked() {
-    let shape =
-        |kind: ScheduleKind, pp, n| matches!(kind.generate(pp, n), Err(SimError::Shape { .. }));
+    let shape = |kind: ScheduleKind, pp, n| matches!(kind.generate(pp, n), Err(SimError::Shape { .. }));
     assert!(shape(ScheduleKind::DualPipe, 3, 12)); // odd PP
     assert!(shape(ScheduleKind::DualPipe, 4, 7)); // odd N
     assert!(shape(ScheduleKind::DualPipe, 4, 6)); // N < 2·PP

@@ -38,10 +38,7 @@ fn dualpipe_formula_vs_simulation() {
     // ZB1P: the formula says 0, the last stage idles (PP-1)·F = 7 before its first forward.
     let c = Costs::new(1.0, 3.0, 2.0, 3.0);
     let z = simulate(&ScheduleKind::Zb1p.generate(pp, n).unwrap(), &c).unwrap();
-    assert_eq!(
-        (ScheduleKind::Zb1p.formula_bubble(pp, &c), z.bubble),
-        (0.0, 7.0)
-    );
+    assert_eq!((ScheduleKind::Zb1p.formula_bubble(pp, &c), z.bubble), (0.0, 7.0));
 }
 
 /// The formula can be off the other way too: with F=2, B=4, W=1, F&B=5 (F ≠ B-W) it predicts
@@ -50,10 +47,7 @@ fn dualpipe_formula_vs_simulation() {
 fn dualpipe_formula_is_pessimistic_when_f_differs_from_b_minus_w() {
     let c = Costs::new(2.0, 4.0, 1.0, 5.0);
     let r = simulate(&ScheduleKind::DualPipe.generate(8, 20).unwrap(), &c).unwrap();
-    assert_eq!(
-        (ScheduleKind::DualPipe.formula_bubble(8, &c), r.bubble),
-        (18.0, 16.0)
-    );
+    assert_eq!((ScheduleKind::DualPipe.formula_bubble(8, &c), r.bubble), (18.0, 16.0));
     let z = simulate(&ScheduleKind::Zb1p.generate(8, 20).unwrap(), &c).unwrap();
     assert_eq!(z.bubble, ScheduleKind::Zb1p.formula_bubble(8, &c));
 }
@@ -61,20 +55,12 @@ fn dualpipe_formula_is_pessimistic_when_f_differs_from_b_minus_w() {
 /// Under the conditions the formulas assume, all four agree with the simulation.
 #[test]
 fn formulas_hold_when_f_is_b_minus_w_and_w_at_most_f() {
-    for (f, b, w, fb) in [
-        (2.0, 4.0, 2.0, 5.0),
-        (1.0, 2.0, 1.0, 3.0),
-        (3.0, 4.0, 1.0, 6.0),
-    ] {
+    for (f, b, w, fb) in [(2.0, 4.0, 2.0, 5.0), (1.0, 2.0, 1.0, 3.0), (3.0, 4.0, 1.0, 6.0)] {
         let c = Costs::new(f, b, w, fb);
         for kind in ScheduleKind::ALL {
             for (pp, n) in [(4, 8), (8, 20), (6, 14)] {
                 let r = simulate(&kind.generate(pp, n).unwrap(), &c).unwrap();
-                assert_eq!(
-                    r.bubble,
-                    kind.formula_bubble(pp, &c),
-                    "{kind} PP={pp} N={n} {c:?}"
-                );
+                assert_eq!(r.bubble, kind.formula_bubble(pp, &c), "{kind} PP={pp} N={n} {c:?}");
             }
         }
     }

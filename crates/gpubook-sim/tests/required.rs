@@ -20,28 +20,19 @@ fn run(kind: ScheduleKind, pp: usize, n: usize, costs: Costs) -> SimResult {
 #[test]
 fn pp4_n8_bubbles_and_makespans() {
     let c = Costs::new(2.0, 4.0, 2.0, 5.0);
-    for (kind, bubble, makespan) in [
-        (ScheduleKind::OneFOneB, 18.0, 66.0),
-        (ScheduleKind::Zb1p, 6.0, 54.0),
-        (ScheduleKind::DualPipe, 3.0, 48.0),
-    ] {
+    for (kind, bubble, makespan) in
+        [(ScheduleKind::OneFOneB, 18.0, 66.0), (ScheduleKind::Zb1p, 6.0, 54.0), (ScheduleKind::DualPipe, 3.0, 48.0)]
+    {
         let r = run(kind, 4, 8, c);
         assert_eq!((r.bubble, r.makespan), (bubble, makespan), "{kind}");
-        assert_eq!(
-            r.bubble,
-            kind.formula_bubble(4, &c),
-            "{kind} matches its formula here"
-        );
+        assert_eq!(r.bubble, kind.formula_bubble(4, &c), "{kind} matches its formula here");
     }
 }
 
 #[test]
 fn pp8_n20_bubbles_and_makespans() {
     let c = Costs::new(1.0, 2.0, 1.0, 3.0);
-    for (kind, bubble, makespan) in [
-        (ScheduleKind::OneFOneB, 21.0, 81.0),
-        (ScheduleKind::DualPipe, 6.0, 66.0),
-    ] {
+    for (kind, bubble, makespan) in [(ScheduleKind::OneFOneB, 21.0, 81.0), (ScheduleKind::DualPipe, 6.0, 66.0)] {
         let r = run(kind, 8, 20, c);
         assert_eq!((r.bubble, r.makespan), (bubble, makespan), "{kind}");
     }
@@ -68,12 +59,7 @@ fn dualpipe_pp4_n8_programs() {
 #[test]
 fn dualpipe_holds_pp_plus_one_activations_on_every_rank() {
     for (pp, n) in [(4, 8), (8, 20), (6, 16)] {
-        let r = run(
-            ScheduleKind::DualPipe,
-            pp,
-            n,
-            Costs::new(1.0, 2.0, 1.0, 3.0),
-        );
+        let r = run(ScheduleKind::DualPipe, pp, n, Costs::new(1.0, 2.0, 1.0, 3.0));
         assert_eq!(r.peak_activations, vec![pp + 1; pp], "PP={pp}");
         assert_eq!(r.param_copies, 2);
     }
@@ -83,15 +69,9 @@ fn dualpipe_holds_pp_plus_one_activations_on_every_rank() {
 fn memory_columns_of_the_table() {
     let c = Costs::new(2.0, 4.0, 2.0, 5.0);
     // 1F1B: rank r holds PP-r, so PP at its peak.
-    assert_eq!(
-        run(ScheduleKind::OneFOneB, 4, 8, c).peak_activations,
-        [4, 3, 2, 1]
-    );
+    assert_eq!(run(ScheduleKind::OneFOneB, 4, 8, c).peak_activations, [4, 3, 2, 1]);
     // ZB1P: activations live until W, every rank reaches PP and none exceeds it.
-    assert_eq!(
-        run(ScheduleKind::Zb1p, 4, 8, c).peak_activations,
-        [4, 4, 4, 4]
-    );
+    assert_eq!(run(ScheduleKind::Zb1p, 4, 8, c).peak_activations, [4, 4, 4, 4]);
     let v = run(ScheduleKind::DualPipeV, 8, 20, c);
     assert_eq!(v.peak_activations, [9, 9, 9, 9]);
     assert_eq!(v.param_copies, 2);

@@ -31,20 +31,11 @@ impl ProgramBuilder {
     /// A builder for a rank that holds `chunks` model chunks (1 for 1F1B and ZB1P, 2 for
     /// DualPipe and DualPipeV).
     pub fn new(chunks: usize) -> Self {
-        ProgramBuilder {
-            ops: Vec::new(),
-            next_f: vec![0; chunks],
-            next_b: vec![0; chunks],
-            queued_w: VecDeque::new(),
-        }
+        ProgramBuilder { ops: Vec::new(), next_f: vec![0; chunks], next_b: vec![0; chunks], queued_w: VecDeque::new() }
     }
 
     fn take(next: &mut [usize], chunk: usize) -> Slot {
-        assert!(
-            chunk < next.len(),
-            "chunk {chunk} does not exist: this rank holds {} chunk(s)",
-            next.len()
-        );
+        assert!(chunk < next.len(), "chunk {chunk} does not exist: this rank holds {} chunk(s)", next.len());
         next[chunk] += 1;
         Slot::new(chunk, next[chunk] - 1)
     }
@@ -76,10 +67,7 @@ impl ProgramBuilder {
     /// # Panics
     /// When no `bz` is waiting for its `W`: a weight gradient needs its input-gradient pass first.
     pub fn w(&mut self) -> &mut Self {
-        let s = self
-            .queued_w
-            .pop_front()
-            .expect("W with no Bz before it: a weight gradient follows its input-gradient pass (Bz)");
+        let s = self.queued_w.pop_front().expect("W with no Bz before it: a weight gradient follows its input-gradient pass (Bz)");
         self.ops.push(Op::W(s));
         self
     }

@@ -14,30 +14,18 @@
 use crate::error::SimError;
 use crate::layout::Layout;
 use crate::op::Op;
-use crate::schedules::ProgramBuilder;
 use crate::schedule::{Schedule, ScheduleKind};
+use crate::schedules::ProgramBuilder;
 
 pub fn generate(pp: usize, microbatches: usize) -> Result<Schedule, SimError> {
     if pp < 2 || !pp.is_multiple_of(2) || !microbatches.is_multiple_of(2) || microbatches < 2 * pp {
         return Err(SimError::Shape {
-            schedule: ScheduleKind::DualPipe,
-            pp,
-            microbatches,
-            needs: "an even PP ≥ 2 and an even N ≥ 2·PP",
+            schedule: ScheduleKind::DualPipe, pp, microbatches, needs: "an even PP ≥ 2 and an even N ≥ 2·PP"
         });
     }
     let per_direction = microbatches / 2;
-    let programs = (0..pp)
-        .map(|rank| program(rank.min(pp - 1 - rank), pp / 2, per_direction))
-        .collect();
-    Ok(Schedule {
-        kind: ScheduleKind::DualPipe,
-        layout: Layout::Dual {
-            ranks: pp,
-            microbatches_per_direction: per_direction,
-        },
-        programs,
-    })
+    let programs = (0..pp).map(|rank| program(rank.min(pp - 1 - rank), pp / 2, per_direction)).collect();
+    Ok(Schedule { kind: ScheduleKind::DualPipe, layout: Layout::Dual { ranks: pp, microbatches_per_direction: per_direction }, programs })
 }
 
 /// The program of a rank at distance `h` from its pipeline's entry, with `half` = PP/2 and
@@ -58,10 +46,7 @@ pub fn generate(pp: usize, microbatches: usize) -> Result<Schedule, SimError> {
 /// 7. `half-h-1` × `W B0z`: weight gradients fill the wait for the last direction-0 gradients.
 /// 8. `h+1` × `W`: drain the queue.
 pub fn program(h: usize, half: usize, m: usize) -> Vec<Op> {
-    assert!(
-        h < half && m >= 2 * half,
-        "DualPipe program needs h < PP/2 and M ≥ PP"
-    );
+    assert!(h < half && m >= 2 * half, "DualPipe program needs h < PP/2 and M ≥ PP");
     let edge = half - h - 1; // how far this rank is from the middle of the pipeline
     let mut p = ProgramBuilder::new(2);
     for _ in 0..2 * edge {

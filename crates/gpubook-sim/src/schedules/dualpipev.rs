@@ -24,15 +24,6 @@ pub fn generate(pp: usize, microbatches: usize) -> Result<Schedule, SimError> {
         });
     }
     let devices = pp / 2;
-    let programs = (0..devices)
-        .map(|d| dualpipe::program(d, devices, microbatches))
-        .collect();
-    Ok(Schedule {
-        kind: ScheduleKind::DualPipeV,
-        layout: Layout::V {
-            ranks: devices,
-            microbatches,
-        },
-        programs,
-    })
+    let programs = (0..devices).map(|d| dualpipe::program(d, devices, microbatches)).collect();
+    Ok(Schedule { kind: ScheduleKind::DualPipeV, layout: Layout::V { ranks: devices, microbatches }, programs })
 }

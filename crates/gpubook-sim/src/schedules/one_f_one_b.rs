@@ -14,12 +14,7 @@ use crate::schedule::{Schedule, ScheduleKind};
 
 pub fn generate(pp: usize, microbatches: usize) -> Result<Schedule, SimError> {
     if pp == 0 || microbatches == 0 {
-        return Err(SimError::Shape {
-            schedule: ScheduleKind::OneFOneB,
-            pp,
-            microbatches,
-            needs: "PP ≥ 1 and N ≥ 1",
-        });
+        return Err(SimError::Shape { schedule: ScheduleKind::OneFOneB, pp, microbatches, needs: "PP ≥ 1 and N ≥ 1" });
     }
     let programs = (0..pp)
         .map(|stage| {
@@ -36,14 +31,7 @@ pub fn generate(pp: usize, microbatches: usize) -> Result<Schedule, SimError> {
             ops
         })
         .collect();
-    Ok(Schedule {
-        kind: ScheduleKind::OneFOneB,
-        layout: Layout::Linear {
-            ranks: pp,
-            microbatches,
-        },
-        programs,
-    })
+    Ok(Schedule { kind: ScheduleKind::OneFOneB, layout: Layout::Linear { ranks: pp, microbatches }, programs })
 }
 
 #[cfg(test)]

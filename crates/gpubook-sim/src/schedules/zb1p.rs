@@ -15,12 +15,7 @@ use crate::schedule::{Schedule, ScheduleKind};
 
 pub fn generate(pp: usize, microbatches: usize) -> Result<Schedule, SimError> {
     if pp == 0 || microbatches == 0 {
-        return Err(SimError::Shape {
-            schedule: ScheduleKind::Zb1p,
-            pp,
-            microbatches,
-            needs: "PP ≥ 1 and N ≥ 1",
-        });
+        return Err(SimError::Shape { schedule: ScheduleKind::Zb1p, pp, microbatches, needs: "PP ≥ 1 and N ≥ 1" });
     }
     let in_range = |x: usize, lag: usize| x.checked_sub(lag).filter(|&m| m < microbatches);
     let programs = (0..pp)
@@ -40,14 +35,7 @@ pub fn generate(pp: usize, microbatches: usize) -> Result<Schedule, SimError> {
             ops
         })
         .collect();
-    Ok(Schedule {
-        kind: ScheduleKind::Zb1p,
-        layout: Layout::Linear {
-            ranks: pp,
-            microbatches,
-        },
-        programs,
-    })
+    Ok(Schedule { kind: ScheduleKind::Zb1p, layout: Layout::Linear { ranks: pp, microbatches }, programs })
 }
 
 #[cfg(test)]
@@ -55,13 +43,7 @@ mod tests {
     #[test]
     fn last_stage_defers_its_weight_gradients() {
         let s = super::generate(4, 6).unwrap();
-        assert_eq!(
-            s.rank_notation(0),
-            "F F F F Bz W F Bz W F Bz W Bz W Bz W Bz W"
-        );
-        assert_eq!(
-            s.rank_notation(3),
-            "F Bz F Bz F Bz F Bz W F Bz W F Bz W W W W"
-        );
+        assert_eq!(s.rank_notation(0), "F F F F Bz W F Bz W F Bz W Bz W Bz W Bz W");
+        assert_eq!(s.rank_notation(3), "F Bz F Bz F Bz F Bz W F Bz W F Bz W W W W");
     }
 }

@@ -276,6 +276,15 @@ pub fn default_len(gpu: &Gpu) -> usize {
     }
 }
 
+/// Runs worth timing: a GPU's times vary from run to run, so take the fastest of 3; the
+/// emulator's timeline does not vary.
+pub fn default_reps(gpu: &Gpu) -> usize {
+    match gpu.backend() {
+        BackendKind::Cuda => 3,
+        BackendKind::Emulator => 1,
+    }
+}
+
 /// Is `o` one of the pair's computations?
 pub fn is_compute(o: &TraceOp) -> bool {
     matches!(&o.kind, OpKind::Launch { kernel, .. } if kernel == "layer")

@@ -222,6 +222,7 @@ impl Pipe<'_> {
     }
 }
 
+// ANCHOR: three_streams
 /// Uploads on one stream, kernels on a second, downloads on a third; chunk i uses pair i % 2.
 /// Four waits per chunk: the kernel after the upload (x ready) and after the download two
 /// chunks back (y free); the download after the kernel; the upload after the kernel two chunks
@@ -256,6 +257,7 @@ fn three_streams(
     }
     Ok(())
 }
+// ANCHOR_END: three_streams
 
 /// Copy bandwidth from (or into) pageable and pinned host memory.
 #[derive(Debug, Clone, Copy)]

@@ -32,7 +32,9 @@ fn formula_bubbles(programs: &[Vec<Op>], c: &Costs) -> Vec<f64> {
 
 #[test]
 fn bubbles_from_the_formula() {
-    expect_failure("bubbles_from_the_formula", &["idles 7", "formula (PP-1)(F+B-2W)", "W ≤ F and W ≤ B − W"], || ch08::bubbles(formula_bubbles));
+    expect_failure("bubbles_from_the_formula", &["idles 7", "formula (PP-1)(F+B-2W)", "W ≤ F and W ≤ B − W"], || {
+        ch08::bubbles(formula_bubbles)
+    });
 }
 
 /// Times the ops right (with the simulator's help) but counts only the gaps between a rank's

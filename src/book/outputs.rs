@@ -13,6 +13,8 @@
 //! | `{{#run pipeline dualpipe pp=4 n=8}}`, `{{#run pipeline-compare pp=8 n=20}}` | the simulator's report and comparison table |
 //! | `{{#figure chunk-pair dualpipe}}` (`one-stream`, `chunk-by-chunk`) | one DualPipe chunk pair's two streams, issued in that plan's order |
 //! | `{{#run overlap}}` | `gpubook overlap`'s table: how much communication each plan hides |
+//! | `{{#figure streams ping-pong chunks=8 elems=262144}}` (`serial`, `three-streams`) | a chunked copy/compute/copy job in one of chapter 5-6's designs |
+//! | `{{#run streams-bench chunks=8 elems=262144}}` | `gpubook streams-bench`'s tables: designs against their bound, pinned against pageable |
 
 use super::markers::{Args, Marker};
 use crate::chunk_pair;
@@ -58,7 +60,7 @@ impl Lab {
 pub fn needs_device(m: &Marker) -> bool {
     matches!(
         (m.name.as_str(), m.args.positional(0)),
-        ("figure", Some("thread-map" | "bandwidth" | "timeline" | "chunk-pair")) | ("run", Some("device" | "trace" | "overlap"))
+        ("figure", Some("thread-map" | "bandwidth" | "timeline" | "chunk-pair" | "streams")) | ("run", Some("device" | "trace" | "overlap" | "streams-bench"))
     )
 }
 
@@ -80,10 +82,12 @@ pub fn produce(m: &Marker, lab: &Lab) -> anyhow::Result<Output> {
         ("run", "pipeline-compare") => pipeline_compare(a),
         ("figure", "chunk-pair") => chunk_pair_figure(a, lab),
         ("run", "overlap") => overlap_table(a, lab),
+        ("figure", "streams") => streams_figure(a, lab),
+        ("run", "streams-bench") => streams_bench(a, lab),
         ("figure", _) => {
-            bail!("unknown figure `{kind}` (launch, thread-map, bandwidth, timeline, pipeline, chunk-pair)")
+            bail!("unknown figure `{kind}` (launch, thread-map, bandwidth, timeline, pipeline, chunk-pair, streams)")
         }
-        _ => bail!("unknown run `{kind}` (device, trace, pipeline, pipeline-compare, overlap)"),
+        _ => bail!("unknown run `{kind}` (device, trace, pipeline, pipeline-compare, overlap, streams-bench)"),
     }
 }
 
@@ -251,8 +255,9 @@ fn chunk_pair_figure(a: &Args, lab: &Lab) -> anyhow::Result<Output> {
     let plan = chunk_pair::Plan::from_key(key).ok_or_else(|| anyhow!("no plan `{key}` (one-stream, chunk-by-chunk, dualpipe)"))?;
     let gpu = lab.gpu()?;
     let (n, config) = chunk_pair_setup(a, gpu)?;
-    let alone = chunk_pair::measure(gpu, chunk_pair::Plan::OneStream, n, config, 3)?.overlap;
-    let run = chunk_pair::measure(gpu, plan, n, config, 3)?;
+    let reps = chunk_pair::default_reps(gpu);
+    let alone = chunk_pair::measure(gpu, chunk_pair::Plan::OneStream, n, config, reps)?.overlap;
+    let run = chunk_pair::measure(gpu, plan, n, config, reps)?;
     let title = format!("A chunk pair, {}: {:.0}% of the communication hidden", plan, 100.0 * run.overlap.hidden_against(&alone));
     let caption = format!(
         "The chunk pair's kernels (`layer`) and copies (device to device, standing for the all-to-all) on their streams, issued {}",
@@ -269,7 +274,34 @@ fn overlap_table(a: &Args, lab: &Lab) -> anyhow::Result<Output> {
     a.only(1, &["n", "rounds", "blocks-per-sm"])?;
     let gpu = lab.gpu()?;
     let (n, config) = chunk_pair_setup(a, gpu)?;
-    let runs = chunk_pair::compare(gpu, n, config, 3)?;
+    let runs = chunk_pair::compare(gpu, n, config, chunk_pair::default_reps(gpu))?;
     let caption = format!("`gpubook overlap`: one chunk pair of {n} floats a buffer, issued three ways");
     Ok(Output { body: Body::Markdown(chunk_pair::overlap_table(&runs)), caption, ran_on: Some(viz::backend_label(gpu)) })
+}
+
+/// `{{#figure streams DESIGN chunks= elems=}}`: one of chapter 5-6's pipelines (crate::overlap).
+fn streams_figure(a: &Args, lab: &Lab) -> anyhow::Result<Output> {
+    a.only(2, &["chunks", "elems"])?;
+    let key = a.positional(1).unwrap_or("ping-pong");
+    let design = crate::overlap::Design::from_key(key).ok_or_else(|| anyhow!("no design `{key}` (serial, ping-pong, three-streams)"))?;
+    let (chunks, elems) = (a.get("chunks", 8usize)?, a.get("elems", 1usize << 18)?);
+    let gpu = lab.gpu()?;
+    let run = crate::overlap::run(gpu, design, chunks, elems)?;
+    let title = format!("{}: {chunks} chunks of {} KiB", design.name(), elems * 4 / 1024);
+    let caption = format!(
+        "Copy in, y = 2x + 0.5, copy out, chunk by chunk: {}; {:.0}% of the copy time overlapped other work",
+        design.name(),
+        100.0 * run.hidden().fraction()
+    );
+    Ok(Output { body: Body::Svg(viz::timeline_svg(&run.trace, &title)), caption, ran_on: Some(viz::backend_label(gpu)) })
+}
+
+/// `{{#run streams-bench chunks= elems=}}`: `gpubook streams-bench`'s report.
+fn streams_bench(a: &Args, lab: &Lab) -> anyhow::Result<Output> {
+    a.only(1, &["chunks", "elems", "bw"])?;
+    let (chunks, elems, bw) = (a.get("chunks", 8usize)?, a.get("elems", 1usize << 18)?, a.bytes("bw", 16 << 20)?);
+    let gpu = lab.gpu()?;
+    let (report, _) = crate::overlap::report(gpu, chunks, elems, bw, 3)?;
+    let caption = format!("`gpubook streams-bench --chunks {chunks} --chunk-elems {elems}`");
+    Ok(Output { body: Body::Text(report), caption, ran_on: Some(viz::backend_label(gpu)) })
 }

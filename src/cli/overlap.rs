@@ -21,9 +21,10 @@ pub struct Args {
     /// which fills the GPU (default: 4, half an SM).
     #[arg(long)]
     blocks_per_sm: Option<u32>,
-    /// Runs of each plan; the table shows the fastest.
-    #[arg(long, default_value_t = 3)]
-    reps: usize,
+    /// Runs of each plan; the table shows the fastest (default: 3 on a GPU, 1 on the emulator,
+    /// whose timeline does not vary).
+    #[arg(long)]
+    reps: Option<usize>,
     /// Write each plan's timeline into this folder (SVG).
     #[arg(long)]
     svg: Option<PathBuf>,
@@ -46,7 +47,8 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         None => "one thread per element".to_string(),
     };
     println!("computation: `layer` kernels ({} rounds, {blocks}); communication: device-to-device copies\n", config.rounds);
-    let runs = chunk_pair::compare(&gpu, n, config, a.reps)?;
+    let reps = a.reps.unwrap_or_else(|| chunk_pair::default_reps(&gpu));
+    let runs = chunk_pair::compare(&gpu, n, config, reps)?;
     print!("{}", chunk_pair::overlap_table(&runs));
     let alone = &runs[0];
     let dualpipe = runs.iter().find(|m| m.plan == Plan::DualPipe).expect("DualPipe is one of the plans");

@@ -5,7 +5,7 @@
 use super::ch08::{Teaching, check_schedule};
 use super::{Failure, Tolerance, check_f32, grade};
 use crate::chunk_pair::{self, ChunkPair, Overlap, PairConfig, Plan, is_communication, is_compute};
-use crate::gpu::{BackendKind, Result, Stream, Trace};
+use crate::gpu::{Result, Stream, Trace};
 use crate::sim::{Layout, Op, ScheduleKind};
 
 const DUALPIPE: Teaching = Teaching {
@@ -51,9 +51,8 @@ pub fn chunk_pair(f: impl Fn(&mut ChunkPair, &Stream, &Stream) -> Result<()>) {
     grade("ch09-chunk-pair", |ctx| {
         let large = chunk_pair::default_len(&ctx.gpu);
         let config = PairConfig::for_device(&ctx.gpu);
-        // A GPU's times vary from run to run: the fastest of a few runs, for the learner's
-        // order and for the one-stream baseline alike. The emulator's timeline does not vary.
-        let reps = if ctx.gpu.backend() == BackendKind::Cuda { 3 } else { 1 };
+        // The fastest of a few runs on a GPU, for the learner's order and the baseline alike.
+        let reps = chunk_pair::default_reps(&ctx.gpu);
         for (n, name) in
             [(1, "a single token".to_string()), (1000, "1000 elements".to_string()), (large, format!("{large} elements, timed"))]
         {

@@ -21,6 +21,7 @@
 #define LL_MAX_TOKENS 15
 #define LL_MAX_HIDDEN 8
 
+// ANCHOR: ctx
 // What a rank knows during one phase of one operation.
 struct LLCtx {
     int rank;        // this rank
@@ -42,6 +43,8 @@ struct LLBuffer {
     int* recv;    // [ranks][tokens][hidden]
 };
 
+// ANCHOR_END: ctx
+
 // ---- What your kernel file defines --------------------------------------------------------
 
 // Called once at the start of each operation, by one thread: which buffer this operation uses
@@ -55,6 +58,15 @@ __device__ void ll_send(const LLCtx& c, int cur, int next);
 __device__ bool ll_recv(const LLCtx& c, int cur);
 
 // ---- Helpers for your functions ------------------------------------------------------------
+// ANCHOR: helpers_doc
+// ll_buffer(c, rank, idx)        buffer idx (0 or 1) of `rank`: .signals[ranks], .recv
+// ll_slot(c, buffer, src, i)     where token i from rank src goes in that buffer (c.hidden ints)
+// ll_count(c, dst)               how many tokens this rank sends dst in this operation
+// ll_word(c, dst, i, j)          word j of token i this rank sends dst
+// ll_put_count(c, signal, v)     send a count: write v into a peer's signal word
+// ll_get_count(c, signal)        read a signal word; 0 means nothing has arrived yet
+// ll_clean(c, signal)            zero a signal word for a later operation
+// ANCHOR_END: helpers_doc
 
 __device__ __forceinline__ int ll_buffer_ints(const LLCtx& c) {
     return c.ranks + c.ranks * c.tokens * c.hidden;

@@ -27,7 +27,7 @@ impl Ctx {
         match outcome {
             Ok(Ok(v)) => Ok(v),
             Ok(Err(e)) => Err(Failure::from(e)),
-            Err(payload) => Err(panic_failure(payload.as_ref())),
+            Err(payload) => Err(panic_failure(&self.id, payload.as_ref())),
         }
     }
 }
@@ -70,7 +70,7 @@ fn install_panic_hook() {
     });
 }
 
-fn panic_failure(payload: &(dyn std::any::Any + Send)) -> Failure {
+fn panic_failure(id: &str, payload: &(dyn std::any::Any + Send)) -> Failure {
     let msg = payload
         .downcast_ref::<&str>()
         .map(|s| s.to_string())
@@ -79,7 +79,11 @@ fn panic_failure(payload: &(dyn std::any::Any + Send)) -> Failure {
     let at = LOCATION.with(|l| l.take()).unwrap_or_default();
     if msg.starts_with("not yet implemented") {
         let todo = msg.trim_start_matches("not yet implemented").trim_start_matches(':').trim();
-        let mut f = Failure::new(format!("not yet implemented ({at})")).concept("fill in the TODOs of this exercise's .rs and .cu files");
+        let files = crate::catalog::Catalog::load_default()
+            .ok()
+            .and_then(|c| c.get(id).map(|e| e.files.iter().map(|f| format!("exercises/{f}")).collect::<Vec<_>>().join(" and ")))
+            .unwrap_or_else(|| "this exercise's files".into());
+        let mut f = Failure::new(format!("not yet implemented ({at})")).concept(format!("fill in the TODOs in {files}"));
         if !todo.is_empty() {
             f = f.detail(format!("the TODO says: {todo}"));
         }

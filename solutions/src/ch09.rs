@@ -35,6 +35,7 @@ pub fn dualpipe(pp: usize, n: usize) -> Vec<Vec<Op>> {
 /// | 7 weight gradients fill the wait | edge | `W B0z` |
 /// | 8 drain | h+1 | `W` |
 pub fn dualpipe_rank(h: usize, half: usize, m: usize) -> Vec<Op> {
+    assert!(h < half, "h = {h} is not below PP/2 = {half}: h is the distance from the nearer end, min(rank, PP-1-rank)");
     let edge = half - h - 1;
     let mut p = ProgramBuilder::new(2);
     // SOLUTION

@@ -100,7 +100,8 @@ fn html(m: &Marker, out: &Output) -> String {
         }
         Body::Text(text) => format!(
             "\n<div class=\"gpubook-run\" data-backend=\"{backend_attr}\">\n<pre><code class=\"language-text\">{}</code></pre>\n<p class=\"gpubook-run-caption\">{caption}. {provenance}</p>\n</div>\n",
-            esc(text.trim_end())
+            // A blank line would end the HTML block for Markdown: give it an invisible no-break space.
+            esc(text.trim_end()).split('\n').map(|l| if l.trim().is_empty() { "&#160;" } else { l }).collect::<Vec<_>>().join("\n")
         ),
         Body::Markdown(md) => format!(
             "\n<div class=\"gpubook-run\" data-backend=\"{backend_attr}\">\n\n{}\n\n<p class=\"gpubook-run-caption\">{caption}. {provenance}</p>\n</div>\n",

@@ -60,7 +60,8 @@ impl Lab {
 pub fn needs_device(m: &Marker) -> bool {
     matches!(
         (m.name.as_str(), m.args.positional(0)),
-        ("figure", Some("thread-map" | "bandwidth" | "timeline" | "chunk-pair" | "streams")) | ("run", Some("device" | "trace" | "overlap" | "streams-bench"))
+        ("figure", Some("thread-map" | "bandwidth" | "timeline" | "chunk-pair" | "streams"))
+            | ("run", Some("device" | "trace" | "overlap" | "streams-bench"))
     )
 }
 
@@ -302,6 +303,8 @@ fn streams_bench(a: &Args, lab: &Lab) -> anyhow::Result<Output> {
     let (chunks, elems, bw) = (a.get("chunks", 8usize)?, a.get("elems", 1usize << 18)?, a.bytes("bw", 16 << 20)?);
     let gpu = lab.gpu()?;
     let (report, _) = crate::overlap::report(gpu, chunks, elems, bw, 3)?;
+    // A blank line would end the HTML block the text sits in.
+    let report: String = report.lines().filter(|l| !l.trim().is_empty()).map(|l| format!("{l}\n")).collect();
     let caption = format!("`gpubook streams-bench --chunks {chunks} --chunk-elems {elems}`");
     Ok(Output { body: Body::Text(report), caption, ran_on: Some(viz::backend_label(gpu)) })
 }

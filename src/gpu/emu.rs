@@ -308,6 +308,9 @@ impl Backend for EmuBackend {
     /// cover it like any device buffer.
     fn alloc_mapped(&self, bytes: usize, elem_size: usize, label: &str) -> Result<(*mut u8, u64)> {
         let addr = self.dev.alloc(bytes, elem_size.max(1), label).map_err(emu_error)?;
+        // Zeroed through the device, so the never-written check knows the host holds data here
+        // (later host writes go straight to the memory, which the worker cannot see).
+        self.dev.fill(addr, 0, bytes).map_err(emu_error)?;
         Ok((addr as *mut u8, addr))
     }
 

@@ -261,6 +261,17 @@ mod tests {
     }
 
     #[test]
+    fn the_host_must_wait_for_device_writes_before_reading() {
+        let mut o = Ordering::default();
+        o.before(1, "kernel", &acc(true), false).unwrap();
+        o.after(1, "kernel", &acc(true), 7);
+        let pending = o.host_unordered(1, false);
+        assert_eq!((pending.len(), pending[0].event, pending[0].what.as_str()), (1, 7, "kernel"));
+        o.host_reached(pending[0].stream, pending[0].seq);
+        assert!(o.host_unordered(1, false).is_empty());
+    }
+
+    #[test]
     fn disjoint_ranges_do_not_conflict() {
         let mut o = Ordering::default();
         let lo = vec![Access { buffer: 1, start: 0, end: 32, write: true, label: "x".into() }];

@@ -11,9 +11,11 @@
 //! ```
 //!
 //! Here each computation is one launch of `layer` (kernels/demos/chunk_pair.cu) and each
-//! communication a device-to-device copy standing for the all-to-all: a GPU's copy engine moves
-//! it while the SMs compute, as DeepEP's transfers move while the experts compute. The buffers
-//! of each chunk form a chain, every step reading one and writing the next:
+//! communication a device-to-device copy standing for the all-to-all. On the emulator the copy
+//! has an engine of its own; on an H200 it needs room on the SMs, which is why [`PairConfig`]
+//! keeps the computation to half of each SM (DeepSeek-V3 likewise sets SMs aside for its
+//! communication). The buffers of each chunk form a chain, every step reading one and writing
+//! the next:
 //!
 //! ```text
 //! forward:  tokens ─ATTN─► attn_out ─DISPATCH─► at_experts ─MLP─► experts_out ─COMBINE─► out
@@ -21,8 +23,8 @@
 //! ```
 //!
 //! [`ChunkPair::run`] issues one step on a stream and waits for nothing: ordering the steps is
-//! the schedule's job. [`Plan`] holds three schedules, [`Overlap::of`] reads from a trace how
-//! much of the communication ran while a kernel ran.
+//! the schedule's job. [`Plan`] holds three schedules; [`Overlap::of`] reads a run from its
+//! trace, and [`Overlap::hidden_against`] says how much of the communication it hid.
 
 use crate::gpu::{BackendKind, CopyDir, DeviceSlice, Event, Function, Gpu, LaunchConfig, OpKind, Result, Source, Stream, Trace, TraceOp};
 use anyhow::bail;

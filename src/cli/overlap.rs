@@ -46,7 +46,8 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         Some(b) => format!("at most {b} blocks per SM of {}", gpu.info().multiprocessors),
         None => "one thread per element".to_string(),
     };
-    println!("computation: `layer` kernels ({} rounds, {blocks}); communication: device-to-device copies\n", config.rounds);
+    let rounds = format!("{} round{}", config.rounds, if config.rounds == 1 { "" } else { "s" });
+    println!("computation: `layer` kernels ({rounds}, {blocks}); communication: device-to-device copies\n");
     let reps = a.reps.unwrap_or_else(|| chunk_pair::default_reps(&gpu));
     let runs = chunk_pair::compare(&gpu, n, config, reps)?;
     print!("{}", chunk_pair::overlap_table(&runs));

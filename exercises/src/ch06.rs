@@ -33,8 +33,10 @@ pub fn ping_pong(
     shift_d.set_label("shift");
     let (n, chunk) = (input.len(), chunk_rows * hidden);
     let hidden_i = hidden as i32;
-    todo!("two streams, each waiting for an event recorded after the parameters' upload; two pairs \
-           of chunk buffers; chunk i on stream and pair i % 2: upload, kernel, download");
+    todo!(
+        "two streams, each waiting for an event recorded after the parameters' upload; two pairs \
+           of chunk buffers; chunk i on stream and pair i % 2: upload, kernel, download"
+    );
     Ok(())
 }
 // ANCHOR_END: ping_pong

@@ -106,8 +106,10 @@ pub fn combine_zero_copy(gpu: &Gpu, p: &CombineInput) -> Result<Vec<f32>> {
     let (rows, hidden) = (c.rows, c.hidden);
     let f = c.module.load_function("expert_forward")?;
     let (r, h, cfg) = (rows as i32, hidden as i32, c.grid(rows));
-    todo!("make a strided view of c.send's payload slots (view_2d_mut: HEADER_BYTES in, rows × hidden, \
-           one message of c.msg_words words per row) and launch expert_forward into it, with its row stride as ld");
+    todo!(
+        "make a strided view of c.send's payload slots (view_2d_mut: HEADER_BYTES in, rows × hidden, \
+           one message of c.msg_words words per row) and launch expert_forward into it, with its row stride as ld"
+    );
     c.finish(p)
 }
 // ANCHOR_END: zero_copy
@@ -123,7 +125,9 @@ pub fn expert_counts(gpu: &Gpu, expert_ids: &[i32], experts: usize) -> Result<Ma
     let ids = stream.clone_htod(expert_ids)?;
     let n = expert_ids.len() as i32;
     let cfg = LaunchConfig { grid_dim: ((n as u32).div_ceil(256).max(1), 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
-    todo!("allocate `experts` zeroed counters in mapped host memory (gpu.alloc_mapped), launch count_experts \
-           into them, and make sure the kernel is done before the host reads them")
+    todo!(
+        "allocate `experts` zeroed counters in mapped host memory (gpu.alloc_mapped), launch count_experts \
+           into them, and make sure the kernel is done before the host reads them"
+    )
 }
 // ANCHOR_END: expert_counts

@@ -67,8 +67,10 @@ pub fn ping_pong(
         setup.join(s)?;
     }
     // STUB
-    // todo!("two streams, each waiting for an event recorded after the parameters' upload; two pairs \
-    //        of chunk buffers; chunk i on stream and pair i % 2: upload, kernel, download");
+    // todo!(
+    //     "two streams, each waiting for an event recorded after the parameters' upload; two pairs \
+    //        of chunk buffers; chunk i on stream and pair i % 2: upload, kernel, download"
+    // );
     // END SOLUTION
     Ok(())
 }

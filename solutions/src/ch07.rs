@@ -117,8 +117,10 @@ pub fn combine_zero_copy(gpu: &Gpu, p: &CombineInput) -> Result<Vec<f32>> {
         unsafe { launch.launch(cfg) }?;
     }
     // STUB
-    // todo!("make a strided view of c.send's payload slots (view_2d_mut: HEADER_BYTES in, rows × hidden, \
-    //        one message of c.msg_words words per row) and launch expert_forward into it, with its row stride as ld");
+    // todo!(
+    //     "make a strided view of c.send's payload slots (view_2d_mut: HEADER_BYTES in, rows × hidden, \
+    //        one message of c.msg_words words per row) and launch expert_forward into it, with its row stride as ld"
+    // );
     // END SOLUTION
     c.finish(p)
 }
@@ -145,8 +147,10 @@ pub fn expert_counts(gpu: &Gpu, expert_ids: &[i32], experts: usize) -> Result<Ma
     stream.synchronize()?;
     Ok(counts)
     // STUB
-    // todo!("allocate `experts` zeroed counters in mapped host memory (gpu.alloc_mapped), launch count_experts \
-    //        into them, and make sure the kernel is done before the host reads them")
+    // todo!(
+    //     "allocate `experts` zeroed counters in mapped host memory (gpu.alloc_mapped), launch count_experts \
+    //        into them, and make sure the kernel is done before the host reads them"
+    // )
     // END SOLUTION
 }
 // ANCHOR_END: expert_counts

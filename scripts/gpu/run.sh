@@ -22,10 +22,12 @@ for t in gpu-bin/tests/*; do
   done
   printf '%-40s %6s %6s %8s\n' "$name" "$passed" "$failed" "$skipped" >> "$out/table.txt"
 done
-./gpu-bin/gpubook doctor > "$out/doctor.txt" 2>&1
-./gpu-bin/gpubook bench > "$out/bench.txt" 2>&1
-for extra in gpu-bin/extra-*.sh; do [ -f "$extra" ] && bash "$extra" >> "$out/extra.txt" 2>&1; done
-echo; cat "$out/doctor.txt"; echo; cat "$out/bench.txt"; echo
-[ -f "$out/extra.txt" ] && cat "$out/extra.txt"
+if [ -z "${QUICK:-}" ]; then # QUICK=1: the tests alone
+  ./gpu-bin/gpubook doctor > "$out/doctor.txt" 2>&1
+  ./gpu-bin/gpubook bench > "$out/bench.txt" 2>&1
+  for extra in gpu-bin/extra-*.sh; do [ -f "$extra" ] && bash "$extra" >> "$out/extra.txt" 2>&1; done
+  echo; cat "$out/doctor.txt"; echo; cat "$out/bench.txt"; echo
+  [ -f "$out/extra.txt" ] && cat "$out/extra.txt"
+fi
 echo; cat "$out/table.txt"
 exit $status

@@ -278,15 +278,6 @@ extern "C" __global__ void bug_read_unwritten(float* out, const float* in, int n
     if (i < n) out[i] += in[i];  // BUG: read_unwritten
 }
 
-// 64 KiB of static shared memory: more than a block may use without opting in (48 KiB).
-extern "C" __global__ void bug_too_much_shared(float* out, const float* in, int n) {
-    __shared__ float big[16384];  // BUG: too_much_shared
-    int i = blockIdx.x * blockDim.x + threadIdx.x;
-    big[threadIdx.x] = i < n ? in[i] : 0.0f;  // BUG: too_much_shared
-    __syncthreads();
-    if (i < n) out[i] = big[threadIdx.x];  // BUG: too_much_shared
-}
-
 // Twins of the bugs above that have no natural twin yet.
 extern "C" __global__ void ok_flag(float* out, const float* in, int n) {
     volatile float* flag = out;

@@ -19,3 +19,16 @@ pub fn device_or_skip(test: &str) -> Option<Gpu> {
 pub fn root() -> std::path::PathBuf {
     std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
+
+/// Runs a grader on a wrong answer and checks that its report contains each of `words` (a
+/// grader that cannot fail is a bug); returns the report for further checks, or `None` (after
+/// printing SKIPPED) when there is no device.
+pub fn expect_failure(test: &str, words: &[&str], grader: impl FnOnce()) -> Option<String> {
+    device_or_skip(test)?;
+    let report = crate::grade::report_of(grader).unwrap_or_else(|| panic!("{test}: the grader passed a wrong answer"));
+    for word in words {
+        assert!(report.contains(word), "{test}: the report should say `{word}`:{report}");
+    }
+    println!("{test}: failed as it should:{report}");
+    Some(report)
+}

@@ -6,20 +6,8 @@
 //! chapter's real kernels.
 
 use gpubook::gpu::{BackendKind, Gpu, LaunchConfig, Result, Source};
-use gpubook::grade::{ch01, ch02, report_of};
-use gpubook::testing::{device_or_skip, root};
-
-/// Runs a grader on a wrong answer and checks that its report contains each of `words`; returns
-/// the report for further checks, or `None` (after printing SKIPPED) when there is no device.
-fn expect_failure(test: &str, words: &[&str], grader: impl FnOnce()) -> Option<String> {
-    device_or_skip(test)?;
-    let report = report_of(grader).unwrap_or_else(|| panic!("{test}: the grader passed a wrong answer"));
-    for word in words {
-        assert!(report.contains(word), "{test}: the report should say `{word}`:{report}");
-    }
-    println!("{test}: failed as it should:{report}");
-    Some(report)
-}
+use gpubook::grade::{ch01, ch02};
+use gpubook::testing::{device_or_skip, expect_failure, root};
 
 fn kernel(path: &str) -> Source {
     Source::file(root().join(path))

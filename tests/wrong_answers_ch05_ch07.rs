@@ -7,19 +7,8 @@
 
 use gpubook::gpu::{Event, Gpu, LaunchConfig, MappedHostSlice, PinnedHostSlice, Result, Source};
 use gpubook::grade::ch07::CombineInput;
-use gpubook::grade::{ch05, ch06, ch07, report_of};
-use gpubook::testing::{device_or_skip, root};
-
-/// Runs a grader on a wrong answer and checks that its report contains each of `words`.
-fn expect_failure(test: &str, words: &[&str], grader: impl FnOnce()) -> Option<String> {
-    device_or_skip(test)?;
-    let report = report_of(grader).unwrap_or_else(|| panic!("{test}: the grader passed a wrong answer"));
-    for word in words {
-        assert!(report.contains(word), "{test}: the report should say `{word}`:{report}");
-    }
-    println!("{test}: failed as it should:{report}");
-    Some(report)
-}
+use gpubook::grade::{ch05, ch06, ch07};
+use gpubook::testing::{expect_failure, root};
 
 fn kernel(path: &str) -> Source {
     Source::file(root().join(path))

@@ -6,19 +6,9 @@
 
 use gpubook::chunk_pair::{ChunkPair, Step};
 use gpubook::gpu::{Event, Result, Stream};
-use gpubook::grade::{ch08, ch09, report_of};
+use gpubook::grade::{ch08, ch09};
 use gpubook::sim::{Costs, Layout, Op, ProgramBuilder, Schedule, ScheduleKind, SimResult, simulate};
-use gpubook::testing::device_or_skip;
-
-/// Runs `grader` on a wrong answer; its report must contain every one of `phrases`.
-fn expect_failure(test: &str, phrases: &[&str], grader: impl FnOnce()) {
-    let Some(_) = device_or_skip(test) else { return };
-    let report = report_of(grader).unwrap_or_else(|| panic!("{test}: the grader passed a wrong answer"));
-    println!("{test}: the grader said:{report}");
-    for phrase in phrases {
-        assert!(report.contains(phrase), "{test}: the report should say `{phrase}`:{report}");
-    }
-}
+use gpubook::testing::expect_failure;
 
 // ---- chapter 8 -------------------------------------------------------------------------------
 

@@ -368,7 +368,9 @@ mod tests {
         assert!(back.iter().all(|&b| b == 0xFF));
         let f = f32::from_le_bytes(back[..4].try_into().unwrap());
         assert!(f.is_nan());
-        assert_eq!(a.take_notices(), vec![Notice::Alloc(a.buffer_at(x).unwrap())]);
+        assert_eq!(a.take_notices(), vec![Notice::Alloc(a.buffer_at(x).unwrap()), Notice::Unwritten(x, 4000)]);
+        a.fill(x, 0, 8).unwrap();
+        assert_eq!(a.take_notices(), vec![Notice::Wrote(x, 8)]);
     }
 
     #[test]

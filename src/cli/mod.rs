@@ -17,6 +17,7 @@ mod list;
 mod overlap;
 mod pipeline;
 mod reset;
+mod run;
 mod runner;
 mod solution;
 mod status;
@@ -69,6 +70,8 @@ enum Command {
     Overlap(overlap::Args),
     /// Regenerate exercises/ from solutions/ (maintainers), or --check for drift.
     Stubs(stubs::Args),
+    /// Launch one kernel with buffers and values given on the command line; print what happened.
+    Run(run::Args),
     /// Build the book into target/book (figures run at build time), or --serve it while you edit.
     Book(book::Args),
 }
@@ -90,6 +93,7 @@ pub fn main() -> ExitCode {
         Some(Command::Pipeline(args)) => pipeline::run(args),
         Some(Command::Overlap(args)) => overlap::run(args),
         Some(Command::Stubs(args)) => stubs::run(args),
+        Some(Command::Run(args)) => run::run(args),
         Some(Command::Book(args)) => book::run(args),
     };
     match result {

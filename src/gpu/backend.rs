@@ -48,6 +48,8 @@ pub(crate) trait Backend: Send + Sync {
 
     fn alloc(&self, stream: StreamId, bytes: usize, elem_size: usize, label: &str) -> Result<u64>;
     fn free(&self, stream: StreamId, addr: u64) -> Result<()>;
+    /// Names a buffer in the backend's own messages (only the emulator has any).
+    fn relabel(&self, _addr: u64, _label: &str) {}
     /// # Safety
     /// `src` must stay valid (and, for pinned memory, unchanged) until the copy completes.
     unsafe fn copy_htod(&self, stream: StreamId, dst: u64, src: *const u8, bytes: usize, mem: HostMem) -> Result<()>;

@@ -295,7 +295,8 @@ impl GpuInner {
         Ok(())
     }
 
-    pub(crate) fn relabel(&self, buffer: BufferId, label: &str) {
+    pub(crate) fn relabel(&self, buffer: BufferId, addr: u64, label: &str) {
+        self.backend.relabel(addr, label);
         let mut st = self.state.lock().unwrap();
         for p in st.trace.ops.iter_mut() {
             if let OpKind::Alloc { buffer: b, label: l, .. } = &mut p.kind

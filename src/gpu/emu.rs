@@ -202,6 +202,12 @@ impl Backend for EmuBackend {
         Ok(addr)
     }
 
+    fn relabel(&self, addr: u64, label: &str) {
+        // The buffer exists (a DeviceSlice names it), so this cannot fail in practice; a failure
+        // would only cost the nicer name.
+        let _ = self.dev.relabel(addr, label);
+    }
+
     fn free(&self, stream: StreamId, addr: u64) -> Result<()> {
         self.dev.free(addr).map_err(emu_error)?;
         self.tl().run(stream, Engine::None, 0.0, false);

@@ -161,7 +161,16 @@ impl<'a> LaunchArgs<'a> {
                         message: format!("argument {i} (`{}`) lives on another device", raw.label),
                     });
                 }
-                let param_const = self.func.signature.as_ref().and_then(|s| s.params.get(i)).is_some_and(|p| p.is_const);
+                let param = self.func.signature.as_ref().and_then(|s| s.params.get(i));
+                // A buffer the program never named takes the parameter's name in the emulator's
+                // diagnostics: `a[1000]` reads better than `buffer #3[1000]`.
+                if let Some(p) = param
+                    && raw.label.starts_with("buffer #")
+                    && !raw.mapped
+                {
+                    gpu.inner.backend.relabel(raw.addr - raw.offset as u64, &p.name);
+                }
+                let param_const = param.is_some_and(|p| p.is_const);
                 let write = *mutable || !param_const;
                 accesses.push(access(raw, write));
                 buffers.push((raw.buffer, write));

@@ -76,7 +76,7 @@ impl<T: DeviceRepr> DeviceSlice<T> {
     /// Gives the buffer a name that diagnostics and the trace use instead of `buffer #N`.
     pub fn set_label(&mut self, label: impl Into<String>) {
         self.label = label.into();
-        self.gpu.relabel(self.buffer, &self.label);
+        self.gpu.relabel(self.buffer, self.addr, &self.label);
     }
     pub fn label(&self) -> &str {
         &self.label

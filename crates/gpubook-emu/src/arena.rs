@@ -178,6 +178,16 @@ impl Arena {
         Ok(())
     }
 
+    /// Gives a live buffer a new name for messages (the worker hears of it before the next launch).
+    pub fn relabel(&mut self, addr: u64, label: &str) -> Result<(), EmuError> {
+        let slot =
+            self.slots.get_mut(&addr).ok_or_else(|| EmuError::Memory(format!("cannot rename {addr:#x}: no device buffer starts there")))?;
+        slot.info.label = clean_label(label);
+        let info = slot.info.clone();
+        self.pending.push(Notice::Alloc(info));
+        Ok(())
+    }
+
     fn explain_free(&self, addr: u64) -> String {
         if let Some(b) = self.buffer_at(addr) {
             return format!(

@@ -172,6 +172,11 @@ impl EmuDevice {
         self.arena().alloc(bytes, elem_size, label)
     }
 
+    /// Renames a live buffer in diagnostics (`buffer 'c'` instead of the name it was allocated with).
+    pub fn relabel(&self, addr: u64, label: &str) -> Result<(), EmuError> {
+        self.arena().relabel(addr, label)
+    }
+
     /// Frees a buffer; an unknown address or a double free is an error that says which.
     pub fn free(&self, addr: u64) -> Result<(), EmuError> {
         self.arena().free(addr)

@@ -69,6 +69,10 @@ std::string Arena::alloc(uintptr_t addr, size_t bytes, std::string label, size_t
     Buffer b{addr, bytes, elem_size, std::move(label)};
     auto at = std::lower_bound(live_.begin(), live_.end(), addr,
                                [](const Buffer& x, uintptr_t a) { return x.addr < a; });
+    if (at != live_.end() && at->addr == addr && at->bytes == bytes) { // the host renamed it
+        *at = std::move(b);
+        return "";
+    }
     live_.insert(at, std::move(b));
     if (guard_pages_ && bytes) {
         uintptr_t ps = page_size();

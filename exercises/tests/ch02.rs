@@ -1,4 +1,4 @@
-//! Chapter 2's exercises, graded (the checks live in gpubook's src/grade/ch02.rs).
+//! Chapter 2's exercises, graded (the checks live in gpubook's crates/gpubook/src/grade/ch02.rs).
 
 #[test]
 fn axpy() {

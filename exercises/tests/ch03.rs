@@ -1,4 +1,4 @@
-//! Chapter 3's exercises, graded (the checks live in gpubook's src/grade/ch03.rs).
+//! Chapter 3's exercises, graded (the checks live in gpubook's crates/gpubook/src/grade/ch03.rs).
 
 #[test]
 fn vector_add() {

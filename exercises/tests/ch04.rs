@@ -1,4 +1,4 @@
-//! Chapter 4's exercises, graded (the checks live in gpubook's src/grade/ch04.rs).
+//! Chapter 4's exercises, graded (the checks live in gpubook's crates/gpubook/src/grade/ch04.rs).
 
 #[test]
 fn tiled_matmul() {

@@ -1,4 +1,4 @@
-//! Chapter 5's exercises, graded (the checks live in gpubook's src/grade/ch05.rs).
+//! Chapter 5's exercises, graded (the checks live in gpubook's crates/gpubook/src/grade/ch05.rs).
 
 #[test]
 fn three_streams() {

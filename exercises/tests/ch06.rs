@@ -1,4 +1,4 @@
-//! Chapter 6's exercises, graded (the checks live in gpubook's src/grade/ch06.rs).
+//! Chapter 6's exercises, graded (the checks live in gpubook's crates/gpubook/src/grade/ch06.rs).
 
 #[test]
 fn ping_pong() {

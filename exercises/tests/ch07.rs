@@ -1,4 +1,4 @@
-//! Chapter 7's exercises, graded (the checks live in gpubook's src/grade/ch07.rs).
+//! Chapter 7's exercises, graded (the checks live in gpubook's crates/gpubook/src/grade/ch07.rs).
 
 #[test]
 fn zero_copy_combine() {

@@ -1,4 +1,4 @@
-//! Chapter 8's exercises, graded (the checks live in gpubook's src/grade/ch08.rs).
+//! Chapter 8's exercises, graded (the checks live in gpubook's crates/gpubook/src/grade/ch08.rs).
 
 #[test]
 fn bubbles() {

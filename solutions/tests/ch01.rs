@@ -1,4 +1,4 @@
-//! Chapter 1's exercises, graded (the checks live in gpubook's src/grade/ch01.rs).
+//! Chapter 1's exercises, graded (the checks live in gpubook's crates/gpubook/src/grade/ch01.rs).
 
 #[test]
 fn who_am_i() {

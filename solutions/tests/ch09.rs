@@ -1,4 +1,4 @@
-//! Chapter 9's exercises, graded (the checks live in gpubook's src/grade/ch09.rs).
+//! Chapter 9's exercises, graded (the checks live in gpubook's crates/gpubook/src/grade/ch09.rs).
 
 #[test]
 fn dualpipe() {

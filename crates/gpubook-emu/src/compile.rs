@@ -17,7 +17,7 @@ use crate::source::Rewritten;
 include!(concat!(env!("OUT_DIR"), "/emu_files.rs"));
 
 /// Worker sources: every file with these extensions directly under `runtime/`.
-const WORKER_SOURCE_DIR: &str = "runtime";
+const WORKER_SOURCE_DIR: &str = "worker";
 const WORKER_SOURCE_EXTENSIONS: &[&str] = &["cpp", "cc", "c", "S"];
 /// Flags for the worker; `-rdynamic` exports the runtime's symbols to the kernels it dlopens.
 const WORKER_FLAGS: &[&str] = &["-std=c++17", "-O2", "-g", "-pthread", "-rdynamic", "-fno-exceptions", "-fno-rtti"];
@@ -139,7 +139,7 @@ pub(crate) fn runtime(config: &EmuConfig, tc: &Toolchain) -> Result<Runtime, Emu
     }
     if EMU_FILES.iter().all(|(p, _)| *p != "gpubook_device.h") {
         return Err(EmuError::Worker(
-            "this build of gpubook-emu embeds no kernels/emu/gpubook_device.h; rebuild it from the \
+            "this build of gpubook-emu embeds no crates/gpubook-emu/runtime/gpubook_device.h; rebuild it from the \
              gpubook repository"
                 .into(),
         ));
@@ -171,7 +171,9 @@ fn build_worker(tc: &Toolchain, dir: &Path, worker: &Path) -> Result<(), EmuErro
         .map(|p| dir.join(p))
         .collect();
     if sources.is_empty() {
-        return Err(EmuError::Worker(format!("no worker sources in kernels/emu/{WORKER_SOURCE_DIR}/ were embedded in this build")));
+        return Err(EmuError::Worker(format!(
+            "no worker sources in crates/gpubook-emu/runtime/{WORKER_SOURCE_DIR}/ were embedded in this build"
+        )));
     }
     let objects: Vec<PathBuf> = sources.iter().map(|s| temp_name(&s.with_extension("o"))).collect();
     let jobs: Vec<(&PathBuf, &PathBuf)> = sources.iter().zip(&objects).collect();
@@ -361,7 +363,7 @@ fn parse_depfile(text: &str) -> Vec<PathBuf> {
 fn compile_error(path: &Path, log: &str, rt: &Runtime) -> EmuError {
     // Our cache paths mean nothing to a learner: name the header as the repository does.
     let runtime_prefix = format!("{}/", rt.dir.display());
-    let log = log.replace(&runtime_prefix, "kernels/emu/");
+    let log = log.replace(&runtime_prefix, "crates/gpubook-emu/runtime/");
     let learner = path.display().to_string();
     let first_error = log.lines().find_map(|l| {
         let (loc, msg) = l.split_once(": error: ").or_else(|| l.split_once(": fatal error: "))?;
@@ -491,7 +493,7 @@ mod tests {
         match compile_error(Path::new("k.cu"), log, &rt()) {
             EmuError::Compile { line, log, .. } => {
                 assert_eq!(line, Some(12));
-                assert!(log.contains("kernels/emu/device/atomics.h:40"), "{log}");
+                assert!(log.contains("crates/gpubook-emu/runtime/device/atomics.h:40"), "{log}");
             }
             e => panic!("{e:?}"),
         }

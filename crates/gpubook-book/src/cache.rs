@@ -1,0 +1,110 @@
+//! Figure outputs cached by content, so a warm build runs nothing. An entry's key covers the
+//! marker's text, the backend a device figure would run on, and a fingerprint of every source
+//! that could change an output (the figure code, the GPU API, the emulator, the simulator, the
+//! kernels): edit any of them and the next build runs the figures again.
+
+use std::hash::{DefaultHasher, Hash, Hasher};
+use std::path::{Path, PathBuf};
+
+/// What the outputs depend on besides the marker, relative to the workspace root.
+const SOURCES: &[&str] = &[
+    "crates/gpubook/src",
+    "crates/gpubook-book/src",
+    "crates/gpubook-emu/src",
+    "crates/gpubook-emu/runtime",
+    "crates/gpubook-sim/src",
+    "kernels",
+];
+
+pub struct Cache {
+    dir: PathBuf,
+    fingerprint: u64,
+    enabled: bool,
+}
+
+impl Cache {
+    /// A cache in `dir`; `enabled: false` still writes entries but never reads them.
+    pub fn new(dir: PathBuf, root: &Path, enabled: bool) -> Cache {
+        Cache { dir, fingerprint: fingerprint(root), enabled }
+    }
+
+    /// The entry name for a marker; `backend` is set for markers that run on a device.
+    pub fn key(&self, marker: &str, backend: Option<&str>) -> String {
+        // DefaultHasher is stable within a Rust release: a toolchain upgrade costs one cold build.
+        let mut h = DefaultHasher::new();
+        (self.fingerprint, marker, backend, env!("CARGO_PKG_VERSION")).hash(&mut h);
+        format!("{:016x}", h.finish())
+    }
+
+    pub fn get(&self, key: &str) -> Option<String> {
+        if !self.enabled {
+            return None;
+        }
+        std::fs::read_to_string(self.dir.join(format!("{key}.html"))).ok()
+    }
+
+    /// Stores an entry (a failure only costs the next build some time, so it is ignored).
+    pub fn put(&self, key: &str, html: &str) {
+        let path = self.dir.join(format!("{key}.html"));
+        let tmp = self.dir.join(format!("{key}.tmp{}", std::process::id()));
+        let _ = std::fs::create_dir_all(&self.dir).and_then(|_| std::fs::write(&tmp, html)).and_then(|_| std::fs::rename(&tmp, &path));
+    }
+}
+
+/// A hash of the paths and contents of every file under [`SOURCES`], in a fixed order.
+fn fingerprint(root: &Path) -> u64 {
+    let mut files = Vec::new();
+    for s in SOURCES {
+        collect(&root.join(s), &mut files);
+    }
+    files.sort();
+    let mut h = DefaultHasher::new();
+    for f in files {
+        f.strip_prefix(root).unwrap_or(&f).hash(&mut h);
+        std::fs::read(&f).unwrap_or_default().hash(&mut h);
+    }
+    h.finish()
+}
+
+fn collect(path: &Path, out: &mut Vec<PathBuf>) {
+    if path.is_file() {
+        out.push(path.to_path_buf());
+    } else if let Ok(entries) = std::fs::read_dir(path) {
+        for e in entries.flatten() {
+            collect(&e.path(), out);
+        }
+    }
+}
+
+/// The backend a device figure would run on now, without opening a device.
+pub fn backend_now() -> String {
+    use gpubook::gpu::{BackendKind, probe, requested_backend};
+    match requested_backend() {
+        Ok(Some(BackendKind::Cuda)) => "cuda".into(),
+        Ok(Some(BackendKind::Emulator)) => "emu".into(),
+        _ if probe::cuda().is_ok() => "cuda".into(),
+        _ => "emu".into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_source_edit_changes_the_key() {
+        let root = std::env::temp_dir().join(format!("gpubook-cache-test-{}", std::process::id()));
+        std::fs::create_dir_all(root.join("kernels")).unwrap();
+        std::fs::write(root.join("kernels/a.cu"), "one").unwrap();
+        let key = |root: &Path| Cache::new(root.join("cache"), root, true).key("figure launch n=8", None);
+        let before = key(&root);
+        assert_eq!(before, key(&root));
+        std::fs::write(root.join("kernels/a.cu"), "two").unwrap();
+        assert_ne!(before, key(&root));
+        let cache = Cache::new(root.join("cache"), &root, true);
+        cache.put("k", "<p>hi</p>");
+        assert_eq!(cache.get("k").as_deref(), Some("<p>hi</p>"));
+        assert_eq!(Cache::new(root.join("cache"), &root, false).get("k"), None);
+        std::fs::remove_dir_all(&root).unwrap();
+    }
+}

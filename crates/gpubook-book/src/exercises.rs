@@ -1,0 +1,134 @@
+//! `{{#exercise ID}}`: an exercise box made from `exercises.toml` — what to edit, how to check it,
+//! the concepts, and the hints folded away. The catalog is the one list of exercises, so the
+//! book also fails when an exercise has no box in its chapter.
+
+use super::markers;
+use anyhow::{anyhow, bail};
+use gpubook::catalog::{Catalog, Exercise};
+use mdbook_preprocessor::book::{Book, BookItem};
+use mdbook_preprocessor::{Preprocessor, PreprocessorContext};
+
+pub struct ExerciseBoxes {
+    catalog: Catalog,
+    /// Chapters not written yet: their exercises need no box.
+    drafts: Vec<u32>,
+}
+
+impl ExerciseBoxes {
+    pub const NAME: &'static str = "gpubook-exercises";
+
+    pub fn new(catalog: Catalog, drafts: Vec<u32>) -> Self {
+        ExerciseBoxes { catalog, drafts }
+    }
+}
+
+impl Preprocessor for ExerciseBoxes {
+    fn name(&self) -> &str {
+        Self::NAME
+    }
+
+    fn run(&self, _ctx: &PreprocessorContext, mut book: Book) -> anyhow::Result<Book> {
+        let mut errors = Vec::new();
+        // (exercise id, page) of every box, to find exercises without one.
+        let mut boxes: Vec<(String, std::path::PathBuf)> = Vec::new();
+        book.for_each_mut(|item| {
+            let BookItem::Chapter(ch) = item else { return };
+            let Some(path) = ch.path.clone() else { return };
+            let found = match markers::find(&ch.content, &["exercise"]) {
+                Ok(m) => m,
+                Err(e) => return errors.push(e.context(path.display().to_string())),
+            };
+            let rendered = markers::replace(&ch.content, &found, |m| {
+                m.args.only(1, &[])?;
+                let id = m.args.positional(0).ok_or_else(|| anyhow!("names no exercise (`{{{{#exercise ch03-vector-add}}}}`)"))?;
+                let e = self.catalog.get(id).ok_or_else(|| anyhow!("no exercise `{id}` in exercises.toml"))?;
+                boxes.push((id.to_string(), path.clone()));
+                Ok(render(e))
+            });
+            match rendered {
+                Ok(content) => ch.content = content,
+                Err(es) => errors.extend(es.into_iter().map(|e| e.context(format!("book/src/{}", path.display())))),
+            }
+        });
+        for e in self.catalog.exercises.iter().filter(|e| !self.drafts.contains(&e.chapter)) {
+            let folder = self.catalog.chapter(e.chapter).map(|c| c.folder.as_str()).unwrap_or_default();
+            if !boxes.iter().any(|(id, page)| id == &e.id && page.starts_with(folder)) {
+                errors.push(anyhow!(
+                    "exercise `{}` (exercises.toml) has no `{{{{#exercise {}}}}}` box on a page under book/src/{folder}/",
+                    e.id,
+                    e.id
+                ));
+            }
+        }
+        if let Some(first) = errors.into_iter().reduce(|all, e| anyhow!("{all:#}\n{e:#}")) {
+            bail!("{first:#}");
+        }
+        Ok(book)
+    }
+}
+
+/// The box. Hints are Markdown (they use `code`), so each sits between blank lines inside its
+/// `<details>`, where mdbook renders it.
+pub fn render(e: &Exercise) -> String {
+    let files = e.files.iter().map(|f| format!("<code>exercises/{}</code>", esc(f))).collect::<Vec<_>>().join(", ");
+    let test = format!("cargo test -p exercises --test {} {}", e.test, e.function);
+    let concepts = e.concepts.iter().map(|c| esc(c)).collect::<Vec<_>>().join(" · ");
+    let mut out = format!(
+        "\n<div class=\"gpubook-exercise\" id=\"exercise-{id}\">\n\
+         <div class=\"gpubook-exercise-title\"><span class=\"gpubook-badge\">Exercise</span> {title} <code>{id}</code></div>\n\
+         <dl class=\"gpubook-exercise-facts\">\n\
+         <dt>Edit</dt><dd>{files}</dd>\n\
+         <dt>Check</dt><dd><code>gpubook check {id}</code> or <code>{test}</code></dd>\n\
+         <dt>Concepts</dt><dd>{concepts}</dd>\n\
+         </dl>\n",
+        id = esc(&e.id),
+        title = esc(&e.title),
+        test = esc(&test),
+    );
+    let n = e.hints.len();
+    for (i, hint) in e.hints.iter().enumerate() {
+        let hint = escape_outside_code(hint);
+        out += &format!("<details class=\"gpubook-hint\"><summary>Hint {} of {n}</summary>\n\n{hint}\n\n</details>\n", i + 1);
+    }
+    out + "</div>\n"
+}
+
+/// A hint's text with `<`, `>` and `&` escaped outside `code` spans: hints are prose, and a bare
+/// `alloc_zeros::<f32>(n)` must not become an HTML tag.
+fn escape_outside_code(s: &str) -> String {
+    s.split('`').enumerate().map(|(i, part)| if i % 2 == 1 { part.to_string() } else { esc(part) }).collect::<Vec<_>>().join("`")
+}
+
+fn esc(s: &str) -> String {
+    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn exercise() -> Exercise {
+        Exercise {
+            id: "ch03-vector-add".into(),
+            chapter: 3,
+            title: "Vector add".into(),
+            files: vec!["src/ch03.rs".into(), "kernels/ch03/vector_add.cu".into()],
+            test: "ch03".into(),
+            function: "vector_add".into(),
+            concepts: vec!["the boundary guard".into()],
+            hints: vec!["Use `if (i < n)`.".into(), "Then alloc_zeros::<f32>(n) & `Vec<f32>`.".into()],
+        }
+    }
+
+    #[test]
+    fn the_box_has_everything_a_learner_needs() {
+        let html = render(&exercise());
+        assert!(html.contains("id=\"exercise-ch03-vector-add\""));
+        assert!(html.contains("<code>exercises/kernels/ch03/vector_add.cu</code>"));
+        assert!(html.contains("<code>gpubook check ch03-vector-add</code>"));
+        assert!(html.contains("cargo test -p exercises --test ch03 vector_add"));
+        assert!(html.contains("<summary>Hint 1 of 2</summary>\n\nUse `if (i < n)`.\n\n</details>"));
+        assert!(html.contains("the boundary guard"));
+        assert!(html.contains("Then alloc_zeros::&lt;f32&gt;(n) &amp; `Vec<f32>`."));
+    }
+}

@@ -1,0 +1,144 @@
+//! The book, built in-process: mdbook 0.5's driver with our preprocessors, then a link check.
+//!
+//! ```text
+//! book/src ─► include check ─► exercise boxes ─► figures and runs ─► mdbook's links ─► index
+//!             (files, anchors)  (exercises.toml)  (gpubook::viz,      ({{#include}})
+//!                                                  cached by content)
+//!          ─► HTML in target/book ─► link check
+//! ```
+//!
+//! Our preprocessors run before mdbook's `links`, so `\{{#figure ...}}` stays escaped the way
+//! `\{{#include ...}}` does (links removes the backslash afterwards).
+
+mod cache;
+mod exercises;
+mod figures;
+mod includes;
+mod links;
+mod log;
+mod markers;
+mod outputs;
+mod serve;
+mod summary;
+
+pub use figures::FigureStats;
+pub use links::Broken;
+pub use serve::serve;
+
+use anyhow::{Context, bail};
+use gpubook::catalog::Catalog;
+use mdbook_driver::MDBook;
+use mdbook_driver::book::BookItem;
+use mdbook_driver::builtin_preprocessors::{IndexPreprocessor, LinkPreprocessor};
+use mdbook_driver::config::Config;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+/// Where a build reads and writes.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// The workspace root (with `exercises.toml` and `book/`).
+    pub root: PathBuf,
+    /// The HTML goes here.
+    pub dest: PathBuf,
+    /// Cached figure outputs.
+    pub cache_dir: PathBuf,
+    /// `false` runs every figure again (and refreshes the cache).
+    pub use_cache: bool,
+}
+
+impl Options {
+    /// `target/book`, with the figure cache in `target/book-cache` (under `CARGO_TARGET_DIR` when
+    /// that is set).
+    pub fn new(root: &Path) -> Options {
+        let target = std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|| root.join("target"));
+        let target = if target.is_absolute() { target } else { root.join(target) };
+        Options { root: root.to_path_buf(), dest: target.join("book"), cache_dir: target.join("book-cache"), use_cache: true }
+    }
+}
+
+/// What a build did.
+#[derive(Debug, Clone)]
+pub struct Report {
+    pub dest: PathBuf,
+    pub pages: usize,
+    pub figures: FigureStats,
+    /// Chapters whose pages are not written yet (drafts in SUMMARY.md).
+    pub drafts: Vec<u32>,
+    pub secs: f64,
+}
+
+impl fmt::Display for Report {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let fig = &self.figures;
+        write!(
+            f,
+            "built {} pages into {} in {:.2} s; figures and runs: {} made ({:.2} s), {} from the cache; internal links OK",
+            self.pages,
+            self.dest.display(),
+            self.secs,
+            fig.made,
+            fig.making_secs,
+            fig.cached
+        )?;
+        if let Some((marker, secs)) = &fig.slowest {
+            write!(f, "\nslowest: {{{{#{marker}}}}} ({secs:.2} s)")?;
+        }
+        if !self.drafts.is_empty() {
+            let list: Vec<String> = self.drafts.iter().map(u32::to_string).collect();
+            write!(f, "\nnot written yet (drafts in SUMMARY.md): chapter {}", list.join(", "))?;
+        }
+        Ok(())
+    }
+}
+
+/// Builds the book. Fails on a preprocessor error (an unknown exercise, a broken marker), on any
+/// error mdbook reports (a missing `{{#include}}` file or anchor), and on a broken internal link.
+pub fn build(opts: &Options) -> anyhow::Result<Report> {
+    log::init();
+    let started = Instant::now();
+    let book_dir = opts.root.join("book");
+    let catalog = Catalog::load(&opts.root)?;
+    let summary_path = book_dir.join("src/SUMMARY.md");
+    let summary_text = std::fs::read_to_string(&summary_path).with_context(|| format!("reading {}", summary_path.display()))?;
+    let drafts = summary::check(&summary_text, &book_dir.join("src"), &catalog)?;
+
+    let mut config = Config::from_disk(book_dir.join("book.toml")).context("reading book/book.toml")?;
+    config.update_from_env()?;
+    config.build.build_dir = opts.dest.clone();
+    // A page SUMMARY.md lists but nobody wrote is an error, not an empty file made in book/src.
+    config.build.create_missing = false;
+    // We add mdbook's two default preprocessors ourselves, after ours (see the module docs).
+    config.build.use_default_preprocessors = false;
+    let mut book = MDBook::load_with_config(&book_dir, config).context("loading the book")?;
+
+    let stats = Arc::new(Mutex::new(FigureStats::default()));
+    let cache = cache::Cache::new(opts.cache_dir.clone(), &opts.root, opts.use_cache);
+    book.with_preprocessor(includes::IncludeCheck)
+        .with_preprocessor(exercises::ExerciseBoxes::new(catalog, drafts.clone()))
+        .with_preprocessor(figures::Figures::new(cache, stats.clone()))
+        .with_preprocessor(LinkPreprocessor::new())
+        .with_preprocessor(IndexPreprocessor::new());
+    let pages = book.iter().filter(|item| matches!(item, BookItem::Chapter(ch) if ch.path.is_some())).count();
+
+    let errors_before = log::errors();
+    book.build().context("building the book")?;
+    let errors = log::errors() - errors_before;
+    if errors > 0 {
+        bail!("mdbook reported {errors} error{} (the ERROR lines above)", if errors == 1 { "" } else { "s" });
+    }
+    let broken = links::check(&opts.dest).context("checking links")?;
+    if !broken.is_empty() {
+        let list: Vec<String> = broken
+            .iter()
+            .map(|b| {
+                format!("ERROR broken link in {}: `{}` ({})", b.page.strip_prefix(&opts.dest).unwrap_or(&b.page).display(), b.link, b.why)
+            })
+            .collect();
+        bail!("{} broken internal link{}:\n{}", broken.len(), if broken.len() == 1 { "" } else { "s" }, list.join("\n"));
+    }
+    let figures = stats.lock().unwrap().clone();
+    Ok(Report { dest: opts.dest.clone(), pages, figures, drafts, secs: started.elapsed().as_secs_f64() })
+}

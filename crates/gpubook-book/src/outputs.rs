@@ -1,0 +1,310 @@
+//! What each `{{#figure KIND ...}}` and `{{#run KIND ...}}` produces. Figures that need a device
+//! run through `gpubook::gpu` (a GPU when there is one, else the emulator); the rest are computed.
+//!
+//! | marker | makes |
+//! |---|---|
+//! | `{{#figure launch n=1000 block=256 kernel=vector_add}}` (or `rows= cols= block=16x16`) | which thread covers which element, computed from the launch configuration |
+//! | `{{#figure thread-map vector_add n=1000 block=256}}` (`grid_stride`, `matrix_2d`) | the same, observed: an instrumented kernel records who wrote each element |
+//! | `{{#figure bandwidth from=4KiB to=64MiB}}` | copy bandwidth against size, from the trace |
+//! | `{{#figure timeline streams=3 chunks=6 n=1048576}}` | the streams of a chunked copy/compute/copy run |
+//! | `{{#figure pipeline dualpipe pp=4 n=8 f=1 b=2 w=1}}` | a simulated pipeline schedule |
+//! | `{{#run device}}` | the device the book was built on |
+//! | `{{#run trace n=1000 block=256}}` | the trace of a vector add |
+//! | `{{#run pipeline dualpipe pp=4 n=8}}`, `{{#run pipeline-compare pp=8 n=20}}` | the simulator's report and comparison table |
+//! | `{{#figure chunk-pair dualpipe}}` (`one-stream`, `chunk-by-chunk`) | one DualPipe chunk pair's two streams, issued in that plan's order |
+//! | `{{#run overlap}}` | `gpubook overlap`'s table: how much communication each plan hides |
+//! | `{{#figure streams ping-pong chunks=8 elems=262144}}` (`serial`, `three-streams`) | a chunked copy/compute/copy job in one of chapter 5-6's designs |
+//! | `{{#run streams-bench chunks=8 elems=262144}}` | `gpubook streams-bench`'s tables: designs against their bound, pinned against pageable |
+
+use super::markers::{Args, Marker};
+use anyhow::{Context, anyhow, bail};
+use gpubook::chunk_pair;
+use gpubook::gpu::{Gpu, LaunchConfig, Source};
+use gpubook::sim::{Costs, PipelineArgs, ScheduleKind, comparison_table, run_report};
+use gpubook::viz::{self, Pattern, ThreadMap};
+use std::cell::OnceCell;
+
+/// A marker's result.
+pub struct Output {
+    pub body: Body,
+    /// One sentence on what it shows.
+    pub caption: String,
+    /// `None`: computed without a device; `Some(backend)`: run on that backend.
+    pub ran_on: Option<String>,
+}
+
+pub enum Body {
+    Svg(viz::Svg),
+    /// Preformatted text, shown as a code block.
+    Text(String),
+    /// Markdown (a table), shown as is.
+    Markdown(String),
+}
+
+/// The device markers run on, opened on first use and shared by the build's markers.
+#[derive(Default)]
+pub struct Lab {
+    gpu: OnceCell<Result<Gpu, String>>,
+}
+
+impl Lab {
+    fn gpu(&self) -> anyhow::Result<&Gpu> {
+        self.gpu
+            .get_or_init(|| Gpu::new().map_err(|e| e.to_string()))
+            .as_ref()
+            .map_err(|e| anyhow!("this needs a device, and none is usable: {e}"))
+    }
+}
+
+/// Whether the marker runs on a device (so its cache entry depends on which one).
+pub fn needs_device(m: &Marker) -> bool {
+    matches!(
+        (m.name.as_str(), m.args.positional(0)),
+        ("figure", Some("thread-map" | "bandwidth" | "timeline" | "chunk-pair" | "streams"))
+            | ("run", Some("device" | "trace" | "overlap" | "streams-bench"))
+    )
+}
+
+/// The most cells a thread map draws: beyond this it is a texture, not a picture.
+const MAX_CELLS: usize = 16_384;
+
+pub fn produce(m: &Marker, lab: &Lab) -> anyhow::Result<Output> {
+    let a = &m.args;
+    let kind = a.positional(0).unwrap_or("");
+    match (m.name.as_str(), kind) {
+        ("figure", "launch") => launch(a),
+        ("figure", "thread-map") => thread_map(a, lab),
+        ("figure", "bandwidth") => bandwidth(a, lab),
+        ("figure", "timeline") => timeline(a, lab),
+        ("figure", "pipeline") => pipeline_figure(a),
+        ("run", "device") => device(a, lab),
+        ("run", "trace") => trace(a, lab),
+        ("run", "pipeline") => pipeline_report(a),
+        ("run", "pipeline-compare") => pipeline_compare(a),
+        ("figure", "chunk-pair") => chunk_pair_figure(a, lab),
+        ("run", "overlap") => overlap_table(a, lab),
+        ("figure", "streams") => streams_figure(a, lab),
+        ("run", "streams-bench") => streams_bench(a, lab),
+        ("figure", _) => {
+            bail!("unknown figure `{kind}` (launch, thread-map, bandwidth, timeline, pipeline, chunk-pair, streams)")
+        }
+        _ => bail!("unknown run `{kind}` (device, trace, pipeline, pipeline-compare, overlap, streams-bench)"),
+    }
+}
+
+/// A launch over data: (rows, cols) of the data, then grid and block (x, y).
+type Launch = ((usize, usize), (u32, u32), (u32, u32));
+
+/// `n=` for an array, or `rows=`/`cols=` for a matrix, with `block=` and an optional `grid=`
+/// (by default just enough blocks to cover the data).
+fn shape_and_launch(a: &Args, two_d: bool) -> anyhow::Result<Launch> {
+    let shape: (usize, usize) = if two_d || a.raw("rows").is_some() { (a.need("rows")?, a.need("cols")?) } else { (1, a.need("n")?) };
+    let block = a.dims("block", if shape.0 > 1 { (16, 16) } else { (256, 1) })?;
+    if block.0 == 0 || block.1 == 0 {
+        bail!("a block needs at least one thread");
+    }
+    let cover = ((shape.1 as u32).div_ceil(block.0), (shape.0 as u32).div_ceil(block.1));
+    let grid = a.dims("grid", cover)?;
+    let cells = shape.0.max((grid.1 * block.1) as usize) * shape.1.max((grid.0 * block.0) as usize);
+    if cells > MAX_CELLS {
+        bail!("{cells} cells are too many to draw (at most {MAX_CELLS}); use a smaller size");
+    }
+    Ok((shape, grid, block))
+}
+
+fn launch(a: &Args) -> anyhow::Result<Output> {
+    a.only(1, &["n", "rows", "cols", "block", "grid", "kernel"])?;
+    let (shape, grid, block) = shape_and_launch(a, false)?;
+    let mut map = ThreadMap::predict(shape, grid, block);
+    map.kernel = a.get("kernel", "kernel".to_string())?;
+    let caption = format!("Which block and thread each element of {} falls to", map.launch_text());
+    Ok(Output { body: Body::Svg(viz::thread_map_svg(&map)), caption, ran_on: None })
+}
+
+fn thread_map(a: &Args, lab: &Lab) -> anyhow::Result<Output> {
+    a.only(2, &["n", "rows", "cols", "block", "grid"])?;
+    let name = a.positional(1).ok_or_else(|| anyhow!("names no pattern (vector_add, grid_stride, matrix_2d)"))?;
+    let pattern = Pattern::from_name(name).ok_or_else(|| anyhow!("no pattern `{name}` (vector_add, grid_stride, matrix_2d)"))?;
+    let (shape, grid, block) = shape_and_launch(a, pattern.is_2d())?;
+    let gpu = lab.gpu()?;
+    let map = ThreadMap::record(gpu, pattern, shape, grid, block)?;
+    let caption = format!("Who wrote each element when {} ran", map.launch_text());
+    Ok(Output { body: Body::Svg(viz::thread_map_svg(&map)), caption, ran_on: Some(viz::backend_label(gpu)) })
+}
+
+fn bandwidth(a: &Args, lab: &Lab) -> anyhow::Result<Output> {
+    a.only(1, &["from", "to", "reps"])?;
+    let (from, to) = (a.bytes("from", 4 << 10)?, a.bytes("to", 64 << 20)?);
+    if from == 0 || to < from {
+        bail!("needs 0 < from <= to");
+    }
+    let sizes: Vec<usize> = std::iter::successors(Some(from), |s| s.checked_mul(4)).take_while(|s| *s <= to).collect();
+    let gpu = lab.gpu()?;
+    let points = viz::measure_bandwidth(gpu, &sizes, a.get("reps", 3)?)?;
+    let title = format!("Copy bandwidth on {}", viz::backend_label(gpu));
+    let caption = "Copy bandwidth against copy size, each way, from pageable and from pinned host memory".to_string();
+    Ok(Output { body: Body::Svg(viz::bandwidth_svg(&points, &title)), caption, ran_on: Some(viz::backend_label(gpu)) })
+}
+
+fn timeline(a: &Args, lab: &Lab) -> anyhow::Result<Output> {
+    a.only(1, &["streams", "chunks", "n"])?;
+    let (streams, chunks, n) = (a.get("streams", 3usize)?, a.get("chunks", 6usize)?, a.get("n", 1usize << 20)?);
+    let gpu = lab.gpu()?;
+    let trace = viz::overlap_demo(gpu, streams, chunks, n)?;
+    let title = format!("Vector add of {n} floats in {chunks} chunks on {streams} stream{}", if streams == 1 { "" } else { "s" });
+    let caption = format!("Each chunk's copies and kernel on its stream over time; {chunks} chunks round-robin over {streams} streams");
+    Ok(Output { body: Body::Svg(viz::timeline_svg(&trace, &title)), caption, ran_on: Some(viz::backend_label(gpu)) })
+}
+
+fn pipeline_args(a: &Args) -> anyhow::Result<PipelineArgs> {
+    a.only(2, &["pp", "n", "f", "b", "w", "fb", "latency"])?;
+    let schedule: ScheduleKind = a.positional(1).unwrap_or("dualpipe").parse()?;
+    Ok(PipelineArgs {
+        schedule,
+        pp: a.get("pp", 4)?,
+        microbatches: a.get("n", 8)?,
+        f: a.get("f", 1.0)?,
+        b: a.get("b", 2.0)?,
+        w: a.get("w", 1.0)?,
+        fb: a.raw("fb").map(str::parse).transpose().context("`fb=`")?,
+        latency: a.get("latency", 0.0)?,
+    })
+}
+
+fn pipeline_figure(a: &Args) -> anyhow::Result<Output> {
+    let p = pipeline_args(a)?;
+    let svg = viz::pipeline_svg(p.schedule, p.pp, p.microbatches, &p.costs())?;
+    let caption =
+        format!("{} on {} pipeline stages with {} micro-batches, simulated by gpubook::sim", p.schedule.name(), p.pp, p.microbatches);
+    Ok(Output { body: Body::Svg(svg), caption, ran_on: None })
+}
+
+fn pipeline_report(a: &Args) -> anyhow::Result<Output> {
+    let p = pipeline_args(a)?;
+    let caption = format!("`gpubook pipeline --schedule {} --pp {} --microbatches {}`", p.schedule, p.pp, p.microbatches);
+    Ok(Output { body: Body::Text(run_report(&p)?), caption, ran_on: None })
+}
+
+fn pipeline_compare(a: &Args) -> anyhow::Result<Output> {
+    a.only(1, &["pp", "n", "f", "b", "w", "fb"])?;
+    let (f, b, w) = (a.get("f", 1.0)?, a.get("b", 2.0)?, a.get("w", 1.0)?);
+    let costs = Costs::new(f, b, w, a.get("fb", f + b)?);
+    let (pp, n) = (a.get("pp", 8)?, a.get("n", 20)?);
+    let caption = format!("All four schedules with PP = {pp} and {n} micro-batches (F = {f}, B = {b}, W = {w})");
+    Ok(Output { body: Body::Markdown(comparison_table(pp, n, &costs)?), caption, ran_on: None })
+}
+
+fn device(a: &Args, lab: &Lab) -> anyhow::Result<Output> {
+    a.only(1, &[])?;
+    let gpu = lab.gpu()?;
+    // Without the `detail` line: it names paths on the machine that built the book.
+    let info = gpu.info().to_string();
+    let info: Vec<&str> = info.lines().filter(|l| !l.starts_with("detail")).collect();
+    Ok(Output { body: Body::Text(info.join("\n")), caption: "`Gpu::new()?.info()`".into(), ran_on: Some(viz::backend_label(gpu)) })
+}
+
+/// A vector add, and every operation it put in the trace with its time.
+fn trace(a: &Args, lab: &Lab) -> anyhow::Result<Output> {
+    a.only(1, &["n", "block"])?;
+    let (n, block) = (a.get("n", 1000usize)?, a.get("block", 256u32)?);
+    let gpu = lab.gpu()?;
+    let first = gpu.trace()?.ops.len();
+    let stream = gpu.default_stream();
+    let module = gpu.load_module(Source::file(concat!(env!("CARGO_MANIFEST_DIR"), "/kernels/bench/vector_add.cu")))?;
+    let f = module.load_function("vector_add_naive")?;
+    {
+        let x: Vec<f32> = (0..n).map(|i| i as f32).collect();
+        let a_d = stream.clone_htod(&x)?;
+        let b_d = stream.clone_htod(&x)?;
+        let mut c_d = stream.alloc_zeros::<f32>(n)?;
+        let cfg = LaunchConfig { grid_dim: ((n as u32).div_ceil(block), 1, 1), block_dim: (block, 1, 1), shared_mem_bytes: 0 };
+        let n_i = n as i32;
+        let mut launch = stream.launch_builder(&f);
+        launch.arg(&a_d).arg(&b_d).arg(&mut c_d).arg(&n_i);
+        unsafe { launch.launch(cfg) }?;
+        let c = stream.clone_dtoh(&c_d)?;
+        if c.iter().enumerate().any(|(i, &v)| v != 2.0 * i as f32) {
+            bail!("the vector add computed a wrong sum");
+        }
+    }
+    gpu.synchronize()?;
+    let ops = &gpu.trace()?.ops[first..];
+    let t0 = ops.iter().map(|o| o.start_us).fold(f64::INFINITY, f64::min);
+    let mut text = format!("{:>4}  {:>6}  {:>10}  {:>9}  {}\n", "#", "stream", "start (µs)", "took (µs)", "operation");
+    for (i, o) in ops.iter().enumerate() {
+        text += &format!("{:>4}  {:>6}  {:>10.1}  {:>9.1}  {}\n", i, o.stream, o.start_us - t0, o.duration_us(), o.kind.short());
+    }
+    let caption = format!("`gpu.trace()` after a vector add of {n} floats with blocks of {block}");
+    Ok(Output { body: Body::Text(text), caption, ran_on: Some(viz::backend_label(gpu)) })
+}
+
+/// The chunk pair's settings for this device, with `n=`, `rounds=` and `blocks-per-sm=` (0: one
+/// thread per element) as overrides.
+fn chunk_pair_setup(a: &Args, gpu: &Gpu) -> anyhow::Result<(usize, chunk_pair::PairConfig)> {
+    let mut config = chunk_pair::PairConfig::for_device(gpu);
+    config.rounds = a.get("rounds", config.rounds)?;
+    if let Some(per_sm) = a.raw("blocks-per-sm") {
+        let per_sm: u32 = per_sm.parse().context("`blocks-per-sm=`")?;
+        config.blocks_per_sm = (per_sm > 0).then_some(per_sm);
+    }
+    Ok((a.get("n", chunk_pair::default_len(gpu))?, config))
+}
+
+fn chunk_pair_figure(a: &Args, lab: &Lab) -> anyhow::Result<Output> {
+    a.only(2, &["n", "rounds", "blocks-per-sm"])?;
+    let key = a.positional(1).unwrap_or("dualpipe");
+    let plan = chunk_pair::Plan::from_key(key).ok_or_else(|| anyhow!("no plan `{key}` (one-stream, chunk-by-chunk, dualpipe)"))?;
+    let gpu = lab.gpu()?;
+    let (n, config) = chunk_pair_setup(a, gpu)?;
+    let reps = chunk_pair::default_reps(gpu);
+    let alone = chunk_pair::measure(gpu, chunk_pair::Plan::OneStream, n, config, reps)?.overlap;
+    let run = chunk_pair::measure(gpu, plan, n, config, reps)?;
+    let title = format!("A chunk pair, {}: {:.0}% of the communication hidden", plan, 100.0 * run.overlap.hidden_against(&alone));
+    let caption = format!(
+        "The chunk pair's kernels (`layer`) and copies (device to device, standing for the all-to-all) on their streams, issued {}",
+        match plan {
+            chunk_pair::Plan::OneStream => "on one stream, the forward chunk and then the backward chunk",
+            chunk_pair::Plan::ChunkByChunk => "on two streams, the forward chunk and then the backward chunk",
+            chunk_pair::Plan::DualPipe => "on two streams in DualPipe's order",
+        }
+    );
+    Ok(Output { body: Body::Svg(viz::timeline_svg(&run.trace, &title)), caption, ran_on: Some(viz::backend_label(gpu)) })
+}
+
+fn overlap_table(a: &Args, lab: &Lab) -> anyhow::Result<Output> {
+    a.only(1, &["n", "rounds", "blocks-per-sm"])?;
+    let gpu = lab.gpu()?;
+    let (n, config) = chunk_pair_setup(a, gpu)?;
+    let runs = chunk_pair::compare(gpu, n, config, chunk_pair::default_reps(gpu))?;
+    let caption = format!("`gpubook overlap`: one chunk pair of {n} floats a buffer, issued three ways");
+    Ok(Output { body: Body::Markdown(chunk_pair::overlap_table(&runs)), caption, ran_on: Some(viz::backend_label(gpu)) })
+}
+
+/// `{{#figure streams DESIGN chunks= elems=}}`: one of chapter 5-6's pipelines (gpubook::overlap).
+fn streams_figure(a: &Args, lab: &Lab) -> anyhow::Result<Output> {
+    a.only(2, &["chunks", "elems"])?;
+    let key = a.positional(1).unwrap_or("ping-pong");
+    let design = gpubook::overlap::Design::from_key(key).ok_or_else(|| anyhow!("no design `{key}` (serial, ping-pong, three-streams)"))?;
+    let (chunks, elems) = (a.get("chunks", 8usize)?, a.get("elems", 1usize << 18)?);
+    let gpu = lab.gpu()?;
+    let run = gpubook::overlap::run(gpu, design, chunks, elems)?;
+    let title = format!("{}: {chunks} chunks of {} KiB", design.name(), elems * 4 / 1024);
+    let caption = format!(
+        "Copy in, y = 2x + 0.5, copy out, chunk by chunk: {}; {:.0}% of the copy time overlapped other work",
+        design.name(),
+        100.0 * run.hidden().fraction()
+    );
+    Ok(Output { body: Body::Svg(viz::timeline_svg(&run.trace, &title)), caption, ran_on: Some(viz::backend_label(gpu)) })
+}
+
+/// `{{#run streams-bench chunks= elems=}}`: `gpubook streams-bench`'s report.
+fn streams_bench(a: &Args, lab: &Lab) -> anyhow::Result<Output> {
+    a.only(1, &["chunks", "elems", "bw"])?;
+    let (chunks, elems, bw) = (a.get("chunks", 8usize)?, a.get("elems", 1usize << 18)?, a.bytes("bw", 16 << 20)?);
+    let gpu = lab.gpu()?;
+    let (report, _) = gpubook::overlap::report(gpu, chunks, elems, bw, 3)?;
+    // A blank line would end the HTML block the text sits in.
+    let report: String = report.lines().filter(|l| !l.trim().is_empty()).map(|l| format!("{l}\n")).collect();
+    let caption = format!("`gpubook streams-bench --chunks {chunks} --chunk-elems {elems}`");
+    Ok(Output { body: Body::Text(report), caption, ran_on: Some(viz::backend_label(gpu)) })
+}

@@ -1,0 +1,106 @@
+//! `gpubook_book::build` end to end on small books made here: what a good book turns into, and
+//! each way a book must fail (a broken include, a broken link, an unknown exercise, a chapter
+//! missing from SUMMARY.md). Only computed figures, so no device is needed.
+
+use gpubook_book::{Options, build};
+use std::path::{Path, PathBuf};
+
+const CATALOG: &str = r#"
+[[chapter]]
+number = 1
+title = "First"
+folder = "ch01-first"
+
+[[exercise]]
+id = "ch01-hello"
+chapter = 1
+title = "Hello"
+files = ["src/ch01.rs", "kernels/ch01/hello.cu"]
+test = "ch01"
+function = "hello"
+concepts = ["a launch"]
+hints = ["Launch `hello<<<1, 32>>>`.", "One block of 32 threads."]
+"#;
+
+const KERNEL: &str = "// ANCHOR: body\nextern \"C\" __global__ void hello(int* out) { out[threadIdx.x] = 1; }\n// ANCHOR_END: body\n";
+
+/// A workspace with a one-chapter book whose chapter page is `page`; returns its root.
+fn workspace(name: &str, summary_extra: &str, page: &str) -> PathBuf {
+    let root = std::env::temp_dir().join(format!("gpubook-book-test-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    let write = |rel: &str, text: &str| {
+        let path = root.join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    };
+    write("exercises.toml", CATALOG);
+    write("kernels/ch01/hello.cu", KERNEL);
+    write("book/book.toml", "[book]\ntitle = \"Test\"\n[build]\ncreate-missing = false\n");
+    write("book/src/SUMMARY.md", &format!("# Summary\n\n# Chapter 1\n\n- [First](ch01-first/index.md){summary_extra}\n"));
+    write("book/src/ch01-first/index.md", page);
+    root
+}
+
+fn options(root: &Path) -> Options {
+    let mut o = Options::new(root);
+    o.dest = root.join("out");
+    o.cache_dir = root.join("cache");
+    o
+}
+
+const GOOD: &str = "# First\n\n```c\n{{#include ../../../kernels/ch01/hello.cu:body}}\n```\n\n{{#figure launch n=40 block=16}}\n\n{{#exercise ch01-hello}}\n\nSee [the exercise](#exercise-ch01-hello).\n";
+
+#[test]
+fn a_good_book_has_its_code_figure_and_exercise_box() {
+    let root = workspace("good", "", GOOD);
+    let report = build(&options(&root)).unwrap();
+    assert_eq!((report.pages, report.figures.made), (1, 1));
+    let html = std::fs::read_to_string(root.join("out/ch01-first/index.html")).unwrap();
+    assert!(html.contains("__global__"), "the include was expanded");
+    assert!(html.contains("<figure class=\"gpubook-figure\" data-backend=\"computed\">\n<svg"));
+    assert!(html.contains("id=\"exercise-ch01-hello\"") && html.contains("gpubook check ch01-hello"));
+    assert!(html.contains("<code>hello&lt;&lt;&lt;1, 32&gt;&gt;&gt;</code>"), "hints are Markdown");
+    // The second build takes the figure from the cache.
+    let again = build(&options(&root)).unwrap();
+    assert_eq!((again.figures.made, again.figures.cached), (0, 1));
+    std::fs::remove_dir_all(&root).unwrap();
+}
+
+#[test]
+fn a_missing_include_file_or_anchor_fails_the_build() {
+    // mdbook itself would include nothing for a missing anchor, silently.
+    let root = workspace("anchor", "", &GOOD.replace(":body}}", ":nobody}}"));
+    let e = build(&options(&root)).unwrap_err();
+    assert!(format!("{e:#}").contains("hello.cu has no `ANCHOR: nobody`"), "{e:#}");
+    let page = root.join("book/src/ch01-first/index.md");
+    std::fs::write(page, GOOD.replace("hello.cu", "bye.cu")).unwrap();
+    let e = build(&options(&root)).unwrap_err();
+    assert!(format!("{e:#}").contains("cannot read"), "{e:#}");
+    std::fs::remove_dir_all(&root).unwrap();
+}
+
+#[test]
+fn a_broken_internal_link_fails_the_build() {
+    let root = workspace("link", "", &GOOD.replace("(#exercise-ch01-hello)", "(#exercise-ch01-bye)"));
+    let e = build(&options(&root)).unwrap_err();
+    assert!(format!("{e:#}").contains("broken link in ch01-first/index.html: `#exercise-ch01-bye`"), "{e:#}");
+    std::fs::remove_dir_all(&root).unwrap();
+}
+
+#[test]
+fn an_unknown_exercise_or_a_missing_box_fails_the_build() {
+    let root = workspace("unknown", "", &GOOD.replace("{{#exercise ch01-hello}}", "{{#exercise ch01-bye}}"));
+    let e = format!("{:#}", build(&options(&root)).unwrap_err());
+    assert!(e.contains("no exercise `ch01-bye` in exercises.toml"), "{e}");
+    assert!(e.contains("exercise `ch01-hello` (exercises.toml) has no"), "{e}");
+    std::fs::remove_dir_all(&root).unwrap();
+}
+
+#[test]
+fn a_chapter_missing_from_the_summary_fails_the_build() {
+    let root = workspace("summary", "", GOOD);
+    std::fs::write(root.join("book/src/SUMMARY.md"), "# Summary\n").unwrap();
+    let e = format!("{:#}", build(&options(&root)).unwrap_err());
+    assert!(e.contains("book/src/ch01-first/index.md exists but no entry links it"), "{e}");
+    std::fs::remove_dir_all(&root).unwrap();
+}

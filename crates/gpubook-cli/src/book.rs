@@ -1,0 +1,35 @@
+//! `gpubook book`: build the book into target/book, or serve it and rebuild on every change.
+
+use gpubook::paths::root as workspace_root;
+use gpubook_book::{self as book, Options};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Serve the book on http://127.0.0.1:PORT and rebuild it when a page, kernel or exercise changes.
+    #[arg(long)]
+    serve: bool,
+    #[arg(long, default_value_t = 3000)]
+    port: u16,
+    /// Where the HTML goes (default: target/book).
+    #[arg(long)]
+    dest: Option<PathBuf>,
+    /// Run every figure again instead of taking it from the cache.
+    #[arg(long)]
+    fresh: bool,
+}
+
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let mut opts = Options::new(&workspace_root());
+    if let Some(dest) = args.dest {
+        opts.dest = std::path::absolute(dest)?;
+    }
+    opts.use_cache = !args.fresh;
+    if args.serve {
+        book::serve(&opts, args.port)?;
+    } else {
+        println!("{}", book::build(&opts)?);
+    }
+    Ok(ExitCode::SUCCESS)
+}

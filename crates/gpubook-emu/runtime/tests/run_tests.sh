@@ -1,0 +1,28 @@
+#!/bin/sh
+# Builds the worker and the test kernels exactly as the Rust host does, then runs the
+# standalone tests. `run_tests.sh bench` also measures the fast/check timings in README.md.
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+emu=$(dirname "$here")
+out=${GPUBOOK_EMU_TEST_DIR:-/tmp/gpubook-emu-tests}
+mkdir -p "$out"
+CXX=${CXX:-g++}
+
+# The worker (the same flags as WORKER_FLAGS in crates/gpubook-emu/src/compile.rs).
+$CXX -std=c++17 -O2 -g -pthread -rdynamic -fno-exceptions -fno-rtti \
+    "$emu"/worker/*.cpp "$emu"/worker/*.S -o "$out/gpubook-emu-worker" -ldl
+
+# Kernels, in both modes (the flags in crates/gpubook-emu/DESIGN.md).
+common="-std=c++17 -fPIC -shared -g -fno-exceptions -fno-rtti -fno-strict-aliasing -fstack-clash-protection
+        -I$emu -I$emu/unsupported -include gpubook_device.h -x c++"
+check="-O1 -fsanitize=kernel-address --param asan-instrumentation-with-call-threshold=0 --param asan-stack=0
+       --param asan-globals=0 -DGPUBOOK_CHECK=1"
+fast="-O2 -DGPUBOOK_FAST=1"
+for cu in "$here"/kernels/*.cu; do
+    name=$(basename "$cu" .cu)
+    $CXX $common $check "$cu" -o "$out/$name.check.so"
+    $CXX $common $fast "$cu" -o "$out/$name.fast.so"
+done
+
+$CXX -std=c++17 -O1 -g "$here/host.cpp" "$here/run_tests.cpp" -o "$out/run_tests"
+"$out/run_tests" "$out/gpubook-emu-worker" "$out" "$@"

@@ -1,0 +1,534 @@
+//! One DualPipe chunk pair on two streams: what chapter 9's last exercise schedules and
+//! `gpubook overlap` measures.
+//!
+//! DualPipe runs the forward chunk of one micro-batch beside the backward chunk of another, so
+//! that each one's communication hides under the other's computation. In an MoE layer each
+//! chunk alternates the two (the names are the DeepSeek-V3 report's):
+//!
+//! ```text
+//! forward chunk  (micro-batch F):  ATTN(F) ─► DISPATCH(F) ─► MLP(F) ─► COMBINE(F)
+//! backward chunk (micro-batch B):  COMBINE(B) ─► MLP(B) ─► DISPATCH(B) ─► ATTN(B)
+//! ```
+//!
+//! Here each computation is one launch of `layer` (kernels/demos/chunk_pair.cu) and each
+//! communication a device-to-device copy standing for the all-to-all. On the emulator the copy
+//! has an engine of its own; on an H200 it needs room on the SMs, which is why [`PairConfig`]
+//! keeps the computation to half of each SM (DeepSeek-V3 likewise sets SMs aside for its
+//! communication). The buffers of each chunk form a chain, every step reading one and writing
+//! the next:
+//!
+//! ```text
+//! forward:  tokens ─ATTN─► attn_out ─DISPATCH─► at_experts ─MLP─► experts_out ─COMBINE─► out
+//! backward: grad_out ─COMBINE─► grad_at_experts ─MLP─► grad_experts_in ─DISPATCH─► grad_home ─ATTN─► grad_in
+//! ```
+//!
+//! [`ChunkPair::run`] issues one step on a stream and waits for nothing: ordering the steps is
+//! the schedule's job. [`Plan`] holds three schedules; [`Overlap::of`] reads a run from its
+//! trace, and [`Overlap::hidden_against`] says how much of the communication it hid.
+
+use crate::gpu::{BackendKind, CopyDir, DeviceSlice, Event, Function, Gpu, LaunchConfig, OpKind, Result, Source, Stream, Trace, TraceOp};
+use anyhow::bail;
+use std::fmt;
+use std::fmt::Write as _;
+
+/// The eight steps of a chunk pair.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Step {
+    AttnF,
+    DispatchF,
+    MlpF,
+    CombineF,
+    CombineB,
+    MlpB,
+    DispatchB,
+    AttnB,
+}
+
+use Step::*;
+
+impl Step {
+    /// The forward chunk's steps, in the order its data flows through them.
+    pub const FORWARD: [Step; 4] = [AttnF, DispatchF, MlpF, CombineF];
+    /// The backward chunk's: the gradient enters where the forward left (the combine) and
+    /// leaves where it entered (attention).
+    pub const BACKWARD: [Step; 4] = [CombineB, MlpB, DispatchB, AttnB];
+
+    /// Dispatch and combine move data between ranks; attention and the MLP compute.
+    pub fn is_communication(self) -> bool {
+        matches!(self, DispatchF | CombineF | CombineB | DispatchB)
+    }
+
+    /// The DeepSeek-V3 report's name: `ATTN(F)`, `DISPATCH(B)`, ...
+    pub fn name(self) -> &'static str {
+        match self {
+            AttnF => "ATTN(F)",
+            DispatchF => "DISPATCH(F)",
+            MlpF => "MLP(F)",
+            CombineF => "COMBINE(F)",
+            CombineB => "COMBINE(B)",
+            MlpB => "MLP(B)",
+            DispatchB => "DISPATCH(B)",
+            AttnB => "ATTN(B)",
+        }
+    }
+
+    /// The step of the same chunk whose output this one reads (`None` for a chunk's first step).
+    pub fn after(self) -> Option<Step> {
+        let (chunk, pos) = self.place();
+        let chain = if chunk == 0 { Self::FORWARD } else { Self::BACKWARD };
+        pos.checked_sub(1).map(|p| chain[p])
+    }
+
+    /// (chunk, position in its chain): chunk 0 is the forward.
+    fn place(self) -> (usize, usize) {
+        let chunk = usize::from(Self::BACKWARD.contains(&self));
+        let chain = if chunk == 0 { Self::FORWARD } else { Self::BACKWARD };
+        (chunk, chain.iter().position(|s| *s == self).expect("every step is in its chain"))
+    }
+
+    /// `layer`'s a and b for each computation: distinct, so a result computed by the wrong step
+    /// (or from the wrong buffer) shows.
+    fn coefficients(self) -> (f32, f32) {
+        match self {
+            AttnF => (0.5, 0.25),
+            MlpF => (2.0, -1.0),
+            MlpB => (1.5, 0.5),
+            AttnB => (-0.75, 0.125),
+            _ => (1.0, 0.0),
+        }
+    }
+}
+
+impl fmt::Display for Step {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Buffer names, shown in the trace and in hazard messages.
+const NAMES: [[&str; 5]; 2] = [
+    ["forward.tokens", "forward.attn_out", "forward.at_experts", "forward.experts_out", "forward.out"],
+    ["backward.grad_out", "backward.grad_at_experts", "backward.grad_experts_in", "backward.grad_home", "backward.grad_in"],
+];
+
+/// Threads per block of the `layer` launches.
+const BLOCK: u32 = 256;
+
+/// How the pair's kernels run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PairConfig {
+    /// Work per element in each `layer` launch (see kernels/demos/chunk_pair.cu).
+    pub rounds: i32,
+    /// Blocks of 256 threads per SM that a `layer` launch may use (its grid-stride loop covers
+    /// the rest); `None`: one thread per element, as many blocks as that takes.
+    pub blocks_per_sm: Option<u32>,
+}
+
+impl PairConfig {
+    /// The settings `gpubook overlap` and the chapter 9 grader use.
+    ///
+    /// On a GPU: 256 rounds, so that a computation outlasts a copy of its buffer several times,
+    /// and at most 4 blocks of 256 threads per SM: half of what an SM can hold, so the
+    /// computation leaves room on every SM. That room matters. Measured on an H200, a
+    /// device-to-device copy issued beside a kernel that fills the GPU (one thread per element)
+    /// crawls until the kernel's blocks drain, and DualPipe's order then hides about half the
+    /// communication; with 4 blocks per SM it hides over 90%.
+    ///
+    /// On the emulator: 1 round (its timeline charges a kernel for the bytes it touches, not
+    /// its arithmetic, and its CPU really runs every round), and the same 4 blocks per SM.
+    pub fn for_device(gpu: &Gpu) -> PairConfig {
+        let rounds = match gpu.backend() {
+            BackendKind::Cuda => 256,
+            BackendKind::Emulator => 1,
+        };
+        PairConfig { rounds, blocks_per_sm: Some(4) }
+    }
+}
+
+/// A chunk pair's buffers and kernel, on one device.
+pub struct ChunkPair {
+    /// `chains[0]`: the forward chunk's five buffers, `chains[1]` the backward chunk's.
+    chains: [Vec<DeviceSlice<f32>>; 2],
+    layer: Function,
+    n: usize,
+    rounds: i32,
+    grid: u32,
+}
+
+impl ChunkPair {
+    /// Puts `tokens` at the start of the forward chain and `grads` at the start of the backward
+    /// chain (both `n` long) and allocates the rest. Ends with a device synchronisation, so any
+    /// stream may start on the pair without waiting for the set-up.
+    pub fn new(gpu: &Gpu, tokens: &[f32], grads: &[f32], config: PairConfig) -> Result<ChunkPair> {
+        let n = tokens.len();
+        if n == 0 || grads.len() != n {
+            return Err(crate::gpu::GpuError::Size(format!(
+                "a chunk pair needs as many gradients as tokens, at least one ({} tokens, {} gradients)",
+                n,
+                grads.len()
+            )));
+        }
+        let module = gpu.load_module(Source::library("demos/chunk_pair.cu"))?;
+        let layer = module.load_function("layer")?;
+        let stream = gpu.default_stream();
+        let chain = |input: &[f32], names: &[&str; 5]| -> Result<Vec<DeviceSlice<f32>>> {
+            let mut bufs = vec![stream.clone_htod(input)?];
+            for _ in 1..5 {
+                // Uninitialised on purpose: under a grader it is poisoned, so a step that never
+                // ran leaves NaNs where its output should be.
+                bufs.push(unsafe { stream.alloc::<f32>(n) }?);
+            }
+            for (b, name) in bufs.iter_mut().zip(names) {
+                b.set_label(*name);
+            }
+            Ok(bufs)
+        };
+        let chains = [chain(tokens, &NAMES[0])?, chain(grads, &NAMES[1])?];
+        let blocks = (n as u32).div_ceil(BLOCK);
+        let grid = match config.blocks_per_sm {
+            Some(per_sm) => blocks.min(per_sm.max(1) * gpu.info().multiprocessors.max(1)),
+            None => blocks,
+        };
+        let pair = ChunkPair { chains, layer, n, rounds: config.rounds, grid };
+        pair.warm_up(&stream)?;
+        gpu.synchronize()?;
+        Ok(pair)
+    }
+
+    /// One small launch and one small copy on scratch buffers: a GPU loads a kernel (and its
+    /// copy path) on first use, which would otherwise land in the first timed step.
+    fn warm_up(&self, stream: &Stream) -> Result<()> {
+        let x = stream.alloc_zeros::<f32>(1)?;
+        let mut y = stream.alloc_zeros::<f32>(1)?;
+        let (one, zero) = (1i32, 0i32);
+        let mut launch = stream.launch_builder(&self.layer);
+        launch.arg(&x).arg(&mut y).arg(&one).arg(&1.0f32).arg(&0.0f32).arg(&zero);
+        let cfg = LaunchConfig { grid_dim: (1, 1, 1), block_dim: (BLOCK, 1, 1), shared_mem_bytes: 0 };
+        unsafe { launch.launch(cfg) }?;
+        stream.memcpy_dtod(&x, &mut y)
+    }
+
+    /// Elements per buffer.
+    pub fn len(&self) -> usize {
+        self.n
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.n == 0
+    }
+
+    /// Issues `step` on `stream`: a `layer` launch for a computation, a device-to-device copy
+    /// for a communication. It waits for nothing: making it run after the step it reads from
+    /// ([`Step::after`]) is the caller's job, with an event when that step ran on another stream.
+    pub fn run(&mut self, step: Step, stream: &Stream) -> Result<()> {
+        let (chunk, pos) = step.place();
+        let (done, todo) = self.chains[chunk].split_at_mut(pos + 1);
+        let (x, y) = (&done[pos], &mut todo[0]);
+        if step.is_communication() {
+            return stream.memcpy_dtod(x, y);
+        }
+        let (a, b) = step.coefficients();
+        let n = self.n as i32;
+        let cfg = LaunchConfig { grid_dim: (self.grid, 1, 1), block_dim: (BLOCK, 1, 1), shared_mem_bytes: 0 };
+        let mut launch = stream.launch_builder(&self.layer);
+        launch.arg(x).arg(y).arg(&n).arg(&a).arg(&b).arg(&self.rounds);
+        unsafe { launch.launch(cfg) }
+    }
+
+    /// Which step a traced operation was: the one that writes the buffer it wrote.
+    pub fn step_of(&self, op: &TraceOp) -> Option<Step> {
+        let written = match &op.kind {
+            OpKind::Copy { dir: CopyDir::DeviceToDevice, dst, .. } => (*dst)?,
+            OpKind::Launch { kernel, buffers, .. } if kernel == "layer" => buffers.iter().find(|(_, write)| *write)?.0,
+            _ => return None,
+        };
+        Step::FORWARD.into_iter().chain(Step::BACKWARD).find(|s| {
+            let (chunk, pos) = s.place();
+            self.chains[chunk][pos + 1].id() == written
+        })
+    }
+
+    /// The forward chunk's output and the backward chunk's input gradient, copied to the host
+    /// on `stream` (order it after the pair's last steps first, e.g. `gpu.synchronize()`).
+    pub fn results(&self, stream: &Stream) -> Result<(Vec<f32>, Vec<f32>)> {
+        Ok((stream.clone_dtoh(&self.chains[0][4])?, stream.clone_dtoh(&self.chains[1][4])?))
+    }
+
+    /// What [`ChunkPair::results`] should hold, computed on the CPU (communication moves data
+    /// unchanged; each computation is y = a·x + b).
+    pub fn expected(tokens: &[f32], grads: &[f32]) -> (Vec<f64>, Vec<f64>) {
+        let through = |x: f32, steps: [Step; 4]| {
+            steps.iter().filter(|s| !s.is_communication()).fold(x as f64, |v, s| {
+                let (a, b) = s.coefficients();
+                a as f64 * v + b as f64
+            })
+        };
+        (tokens.iter().map(|&x| through(x, Step::FORWARD)).collect(), grads.iter().map(|&g| through(g, Step::BACKWARD)).collect())
+    }
+}
+
+/// Elements per buffer: enough that a copy takes far longer than the gaps between steps (on
+/// a GPU a few µs each, where one stream waits for an event of the other). 2^24 floats (64 MiB)
+/// on a GPU, where a copy then takes some 35 µs; 2^19 on the emulator, whose model charges the
+/// host 2 µs an operation and whose CPU runs every thread.
+pub fn default_len(gpu: &Gpu) -> usize {
+    match gpu.backend() {
+        BackendKind::Cuda => 1 << 24,
+        BackendKind::Emulator => 1 << 19,
+    }
+}
+
+/// Runs worth timing: a GPU's times vary from run to run, so take the fastest of 3; the
+/// emulator's timeline does not vary.
+pub fn default_reps(gpu: &Gpu) -> usize {
+    match gpu.backend() {
+        BackendKind::Cuda => 3,
+        BackendKind::Emulator => 1,
+    }
+}
+
+/// Is `o` one of the pair's computations?
+pub fn is_compute(o: &TraceOp) -> bool {
+    matches!(&o.kind, OpKind::Launch { kernel, .. } if kernel == "layer")
+}
+
+/// Is `o` one of the pair's communications?
+pub fn is_communication(o: &TraceOp) -> bool {
+    matches!(o.kind, OpKind::Copy { dir: CopyDir::DeviceToDevice, .. })
+}
+
+/// How a run of the pair went, read from its trace. Times in microseconds.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Overlap {
+    /// `layer` launches and device-to-device copies found.
+    pub launches: usize,
+    pub copies: usize,
+    /// From the first step's start to the last step's end.
+    pub makespan_us: f64,
+    /// Time some kernel ran; time some copy ran.
+    pub compute_us: f64,
+    pub comm_us: f64,
+    /// Time a copy was in flight while a kernel ran. Only an upper bound on the overlap: a copy
+    /// in flight is not always a copy making progress (on a GPU it may wait for room on the
+    /// SMs), which is why [`Overlap::hidden_against`] looks at the time no kernel ran instead.
+    pub beside_us: f64,
+}
+
+impl Overlap {
+    pub fn of(trace: &Trace) -> Overlap {
+        let steps: Vec<&TraceOp> = trace.ops.iter().filter(|o| is_compute(o) || is_communication(o)).collect();
+        let start = steps.iter().map(|o| o.start_us).fold(f64::INFINITY, f64::min);
+        let end = steps.iter().map(|o| o.end_us).fold(f64::NEG_INFINITY, f64::max);
+        Overlap {
+            launches: steps.iter().filter(|o| is_compute(o)).count(),
+            copies: steps.iter().filter(|o| is_communication(o)).count(),
+            makespan_us: if end > start { end - start } else { 0.0 },
+            compute_us: trace.busy_us(is_compute),
+            comm_us: trace.busy_us(is_communication),
+            beside_us: trace.overlap_us(is_communication, is_compute),
+        }
+    }
+
+    /// Time within the pair when no kernel ran: communication nothing hid, and the gaps where
+    /// one stream waited for the other.
+    pub fn exposed_us(&self) -> f64 {
+        (self.makespan_us - self.compute_us).max(0.0)
+    }
+
+    /// The fraction of the communication this run hid: 1 minus the time no kernel ran, over
+    /// what the copies take in `alone`, the same pair on one stream (where nothing overlaps).
+    /// 1 when the GPU never stopped computing; 0 when it stopped for as long as the copies
+    /// take, or longer.
+    ///
+    /// Why not the time copies and kernels were both in flight ([`Overlap::beside_us`])? A copy
+    /// that waits for room on the SMs is in flight without moving data; the time the GPU spent
+    /// not computing is what the overlap is for.
+    pub fn hidden_against(&self, alone: &Overlap) -> f64 {
+        if alone.comm_us <= 0.0 {
+            return 0.0;
+        }
+        (1.0 - self.exposed_us() / alone.comm_us).clamp(0.0, 1.0)
+    }
+}
+
+/// Which stream a step goes to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Lane {
+    Compute,
+    Comm,
+}
+
+/// Three ways to issue a chunk pair.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Plan {
+    /// Everything on one stream, the forward chunk and then the backward chunk.
+    OneStream,
+    /// Computation on one stream, communication on another, still the forward chunk and then
+    /// the backward chunk: each stream runs its work in issue order, so nothing overlaps.
+    ChunkByChunk,
+    /// DualPipe's order: each communication of one chunk beside a computation of the other.
+    DualPipe,
+}
+
+impl Plan {
+    pub const ALL: [Plan; 3] = [Plan::OneStream, Plan::ChunkByChunk, Plan::DualPipe];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Plan::OneStream => "one stream",
+            Plan::ChunkByChunk => "two streams, chunk by chunk",
+            Plan::DualPipe => "two streams, DualPipe order",
+        }
+    }
+
+    /// The plan's name in commands and book markers: `one-stream`, `chunk-by-chunk`, `dualpipe`.
+    pub fn key(self) -> &'static str {
+        match self {
+            Plan::OneStream => "one-stream",
+            Plan::ChunkByChunk => "chunk-by-chunk",
+            Plan::DualPipe => "dualpipe",
+        }
+    }
+
+    pub fn from_key(key: &str) -> Option<Plan> {
+        Plan::ALL.into_iter().find(|p| p.key() == key)
+    }
+
+    /// The steps in the order they are issued, each with its stream.
+    pub fn order(self) -> [(Step, Lane); 8] {
+        let lane = |s: Step| if s.is_communication() && self != Plan::OneStream { Lane::Comm } else { Lane::Compute };
+        let steps = match self {
+            Plan::OneStream | Plan::ChunkByChunk => [AttnF, DispatchF, MlpF, CombineF, CombineB, MlpB, DispatchB, AttnB],
+            // ATTN(F) ‖ COMBINE(B), MLP(B) ‖ DISPATCH(F), MLP(F) ‖ DISPATCH(B), ATTN(B) ‖ COMBINE(F).
+            Plan::DualPipe => [AttnF, CombineB, MlpB, DispatchF, MlpF, DispatchB, AttnB, CombineF],
+        };
+        steps.map(|s| (s, lane(s)))
+    }
+
+    /// Issues the pair in this plan's order on `compute` and `comm`. A step that reads what the
+    /// other stream wrote waits for it on an event; on its own stream, issue order is enough.
+    pub fn run(self, pair: &mut ChunkPair, compute: &Stream, comm: &Stream) -> Result<()> {
+        let mut done: Vec<(Step, Lane, Event)> = Vec::new();
+        for (step, lane) in self.order() {
+            let stream = if lane == Lane::Compute { compute } else { comm };
+            if let Some((_, from, event)) = done.iter().find(|(s, _, _)| Some(*s) == step.after())
+                && *from != lane
+            {
+                stream.wait(event)?;
+            }
+            pair.run(step, stream)?;
+            done.push((step, lane, stream.record_event()?));
+        }
+        Ok(())
+    }
+}
+
+impl fmt::Display for Plan {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// One measured run of a plan: its overlap and the trace it was read from.
+pub struct Measured {
+    pub plan: Plan,
+    pub overlap: Overlap,
+    pub trace: Trace,
+}
+
+/// Runs `plan` `reps` times on a pair of `n` elements (random data, checked against the CPU)
+/// and keeps the fastest run (the others had the same work and more noise). Automatic
+/// cross-stream synchronisation is off meanwhile, so only the plan's own events order the
+/// streams.
+pub fn measure(gpu: &Gpu, plan: Plan, n: usize, config: PairConfig, reps: usize) -> anyhow::Result<Measured> {
+    let mut rng = crate::grade::Rng::new(0x5eed);
+    let tokens = rng.vec_f32(n, -1.0, 1.0);
+    let grads = rng.vec_f32(n, -1.0, 1.0);
+    let mut pair = ChunkPair::new(gpu, &tokens, &grads, config)?;
+    let mut best: Option<Measured> = None;
+    for _ in 0..reps.max(1) {
+        let (compute, comm) = (gpu.new_stream()?, gpu.new_stream()?);
+        let first = gpu.trace()?.ops.len();
+        let auto = gpu.auto_sync();
+        gpu.set_auto_sync(false);
+        let ran = plan.run(&mut pair, &compute, &comm);
+        gpu.set_auto_sync(auto);
+        ran?;
+        gpu.synchronize()?;
+        let trace = Trace { ops: gpu.trace()?.ops[first..].to_vec() };
+        let overlap = Overlap::of(&trace);
+        if best.as_ref().is_none_or(|b| overlap.makespan_us < b.overlap.makespan_us) {
+            best = Some(Measured { plan, overlap, trace });
+        }
+    }
+    let (out, grad_in) = pair.results(&gpu.default_stream())?;
+    let (want_out, want_grad) = ChunkPair::expected(&tokens, &grads);
+    let close = |got: &[f32], want: &[f64]| got.iter().zip(want).all(|(g, w)| (*g as f64 - w).abs() <= 1e-5 + 1e-5 * w.abs());
+    if !close(&out, &want_out) || !close(&grad_in, &want_grad) {
+        bail!("the chunk pair computed wrong values under the plan `{plan}`");
+    }
+    Ok(best.expect("at least one run"))
+}
+
+/// Every plan, measured as [`measure`] does; the first is the one-stream baseline.
+pub fn compare(gpu: &Gpu, n: usize, config: PairConfig, reps: usize) -> anyhow::Result<Vec<Measured>> {
+    Plan::ALL.iter().map(|&plan| measure(gpu, plan, n, config, reps)).collect()
+}
+
+/// The plans side by side, as a Markdown table: what `gpubook overlap` prints. `runs[0]` is the
+/// one-stream baseline that "hidden" is measured against.
+pub fn overlap_table(runs: &[Measured]) -> String {
+    let mut out = String::from(
+        "| plan | makespan (µs) | computation (µs) | communication (µs) | no kernel running (µs) | communication hidden |\n\
+         |---|---:|---:|---:|---:|---:|\n",
+    );
+    let Some(alone) = runs.first().map(|m| &m.overlap) else { return out };
+    for m in runs {
+        let o = &m.overlap;
+        let _ = writeln!(
+            out,
+            "| {} | {:.1} | {:.1} | {:.1} | {:.1} | {:.0}% |",
+            m.plan,
+            o.makespan_us,
+            o.compute_us,
+            o.comm_us,
+            o.exposed_us(),
+            100.0 * o.hidden_against(alone)
+        );
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_step_reads_the_one_before_in_its_chunk() {
+        assert_eq!(AttnF.after(), None);
+        assert_eq!(CombineB.after(), None);
+        assert_eq!(MlpF.after(), Some(DispatchF));
+        assert_eq!(AttnB.after(), Some(DispatchB));
+        assert_eq!(Step::FORWARD.iter().filter(|s| s.is_communication()).count(), 2);
+    }
+
+    #[test]
+    fn every_plan_issues_each_step_once_and_after_its_input() {
+        for plan in Plan::ALL {
+            let order = plan.order();
+            for (i, (step, _)) in order.iter().enumerate() {
+                assert_eq!(order.iter().filter(|(s, _)| s == step).count(), 1, "{plan}: {step}");
+                if let Some(before) = step.after() {
+                    assert!(order[..i].iter().any(|(s, _)| *s == before), "{plan}: {step} before {before}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_reference_applies_both_computations_of_each_chunk() {
+        let (out, grad) = ChunkPair::expected(&[1.0], &[2.0]);
+        assert_eq!(out, [2.0 * (0.5 * 1.0 + 0.25) - 1.0]);
+        assert_eq!(grad, [-0.75 * (1.5 * 2.0 + 0.5) + 0.125]);
+    }
+}

@@ -1,0 +1,155 @@
+//! Kernel sources, modules and functions: `gpu.load_module(Source::file(..))?.load_function(..)`.
+//!
+//! The same .cu text goes to NVRTC on a GPU and to the emulator's C++ build on a CPU. The kernel
+//! signatures are parsed here once, so a launch's arguments are checked against the parameters
+//! (count, pointer or scalar, element type, size) before either backend sees them.
+
+use super::backend::{BackendFunction, BackendModule};
+use super::error::{GpuError, Result};
+use gpubook_emu::KernelSignature;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// Where a kernel's CUDA C comes from.
+#[derive(Debug, Clone)]
+pub struct Source {
+    origin: Origin,
+    include_dirs: Vec<PathBuf>,
+}
+
+#[derive(Debug, Clone)]
+enum Origin {
+    File(PathBuf),
+    Text { name: String, text: String },
+}
+
+impl Source {
+    /// A .cu file; its folder is on the include path. Read when the module is loaded.
+    pub fn file(path: impl Into<PathBuf>) -> Self {
+        let path = path.into();
+        let mut include_dirs = vec![library_include_dir()];
+        if let Some(dir) = path.parent() {
+            include_dirs.insert(0, dir.to_path_buf());
+        }
+        Source { origin: Origin::File(path), include_dirs }
+    }
+
+    /// A file of gpubook's own `kernels/` folder (bench, demos, viz), e.g. `"bench/vector_add.cu"`.
+    pub fn library(rel: &str) -> Self {
+        Self::file(crate::paths::library_kernel(rel))
+    }
+
+    /// CUDA C held in a string; `name` is what messages call it (e.g. "vector_add.cu").
+    pub fn text(name: impl Into<String>, text: impl Into<String>) -> Self {
+        Source { origin: Origin::Text { name: name.into(), text: text.into() }, include_dirs: vec![library_include_dir()] }
+    }
+
+    /// Adds a folder to the `#include "..."` search path.
+    pub fn include_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.include_dirs.push(dir.into());
+        self
+    }
+
+    pub(crate) fn read(&self) -> Result<KernelSource> {
+        let (path, text) = match &self.origin {
+            Origin::File(p) => {
+                let p = &crate::paths::relocate(p);
+                let text = std::fs::read_to_string(p)
+                    .map_err(|source| GpuError::Io { context: format!("reading kernel source {}", p.display()), source })?;
+                (p.clone(), text)
+            }
+            Origin::Text { name, text } => (PathBuf::from(name), text.clone()),
+        };
+        let signatures = gpubook_emu::parse_kernels(&text);
+        let include_dirs = self.include_dirs.iter().map(|d| crate::paths::relocate(d)).collect();
+        Ok(KernelSource { path, text, include_dirs, signatures })
+    }
+}
+
+/// `kernel!("ch03/vector_add.cu")`: a .cu file under the calling crate's `kernels/` folder, found
+/// whatever the working directory (`cargo test` runs each crate in its own folder).
+#[macro_export]
+macro_rules! kernel {
+    ($path:literal) => {
+        $crate::gpu::Source::file(concat!(env!("CARGO_MANIFEST_DIR"), "/kernels/", $path))
+            .include_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/kernels"))
+    };
+}
+
+/// gpubook's own kernels/include: helper headers any kernel may include.
+fn library_include_dir() -> PathBuf {
+    crate::paths::build_root().join("kernels").join("include")
+}
+
+/// A source read and parsed, ready for a backend.
+#[derive(Debug, Clone)]
+pub struct KernelSource {
+    pub path: PathBuf,
+    pub text: String,
+    pub include_dirs: Vec<PathBuf>,
+    pub signatures: Vec<KernelSignature>,
+}
+
+impl KernelSource {
+    /// The path as a learner would write it: relative to the working directory's workspace when
+    /// it lies below it.
+    pub fn display_path(&self) -> String {
+        display_path(&self.path)
+    }
+
+    pub fn kernel_names(&self) -> Vec<String> {
+        self.signatures.iter().map(|s| s.name.clone()).collect()
+    }
+}
+
+pub(crate) fn display_path(path: &Path) -> String {
+    crate::paths::display(path)
+}
+
+/// A compiled module (cudarc's `CudaModule`, CUDA's `cuModuleLoadData`).
+#[derive(Clone)]
+pub struct Module {
+    pub(crate) inner: Arc<dyn BackendModule>,
+    pub(crate) source: Arc<KernelSource>,
+}
+
+impl Module {
+    /// Looks a `__global__` function up by name (`cuModuleGetFunction`).
+    pub fn load_function(&self, name: &str) -> Result<Function> {
+        let signature = self.source.signatures.iter().find(|s| s.name == name).cloned();
+        let inner = self.inner.function(name).map_err(|_| GpuError::KernelNotFound {
+            name: name.into(),
+            file: PathBuf::from(self.source.display_path()),
+            available: self.source.kernel_names().join(", "),
+        })?;
+        Ok(Function { inner, name: name.into(), signature })
+    }
+
+    pub fn source(&self) -> &KernelSource {
+        &self.source
+    }
+}
+
+/// One kernel of a module, ready to launch (cudarc's `CudaFunction`).
+#[derive(Clone)]
+pub struct Function {
+    pub(crate) inner: Arc<dyn BackendFunction>,
+    pub(crate) name: String,
+    pub(crate) signature: Option<KernelSignature>,
+}
+
+impl Function {
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The parameters as parsed from the source, when the parser understood them.
+    pub fn signature(&self) -> Option<&KernelSignature> {
+        self.signature.as_ref()
+    }
+
+    /// The backend's own function object (cudarc's `CudaFunction` on a GPU).
+    pub fn raw(&self) -> &dyn std::any::Any {
+        self.inner.as_any()
+    }
+}

@@ -1,0 +1,20 @@
+//! gpubook: a teaching book for GPU programming in Rust.
+//!
+//! - [`gpu`]: the cudarc-shaped API, on a CUDA GPU or on the CPU emulator
+//! - [`emu`]: the CPU emulator itself (crate `gpubook-emu`)
+//! - [`sim`]: pipeline-parallel schedules and their simulator (crate `gpubook-sim`)
+//! - [`chunk_pair`]: one DualPipe chunk pair on two streams (chapter 9, `gpubook overlap`)
+//! - [`viz`]: the figures (thread maps, bandwidth, stream timelines, pipeline charts)
+
+pub mod catalog;
+pub mod chunk_pair;
+pub mod gpu;
+pub mod grade;
+pub mod overlap;
+pub mod paths;
+pub mod stubs;
+pub mod testing;
+pub mod viz;
+
+pub use gpubook_emu as emu;
+pub use gpubook_sim as sim;

@@ -1,40 +1,48 @@
-//! Chapter 8: pipeline parallelism, from 1F1B to zero bubble. No kernels here: a schedule is a
-//! plan of which rank runs what when, and `gpubook::sim` runs it (the graders compare with it).
+//! Chapter 8: double buffering.
+//!
+//! Two buffers, used in turn, let the next piece of work start while the current one is still
+//! using its buffer: the copy of chunk i+1 runs while chunk i is computed. The price is a rule:
+//! a buffer may be reused only once everything that used it last time is done. The first
+//! exercise keeps that rule with streams and events; the second with signal words inside a
+//! kernel, as DeepEP's low-latency buffers do.
 
-use gpubook::sim::{Costs, Op, Part, ProgramBuilder};
-use std::collections::HashMap;
+use gpubook::gpu::{Gpu, LaunchConfig, PinnedHostSlice, Result, Source};
+use gpubook::kernel;
 
-// ANCHOR: bubbles
-/// Each rank's bubble when `programs` run with `costs`: the makespan (when the last op of any
-/// rank ends) minus the time this rank spent running its own ops.
-///
-/// `programs[r]` is the list of ops rank r runs, in order; rank r holds stage r of a single
-/// pipeline (1F1B and ZB1P: `F`, `B`, `Bz` and `W` ops, chunk 0). Time starts at 0, and an op
-/// starts as soon as its rank is free and everything it needs has ended:
-/// - `F` of micro-batch m on stage s needs `F` of m on stage s-1 (stage 0 needs nothing);
-/// - `B` or `Bz` of m on stage s needs `F` of m on stage s, and the input gradient of m from
-///   stage s+1 (its `B` or `Bz`); the last stage starts from the loss, right after its `F`;
-/// - `W` of m needs `Bz` of m on the same stage.
-///
-/// `costs.duration(op)` is how long an op takes.
-pub fn bubbles(programs: &[Vec<Op>], costs: &Costs) -> Vec<f64> {
-    todo!("time every op (it starts once its rank is free and its inputs have ended), then bubble = makespan - busy")
+// ANCHOR: ping_pong
+/// `output = input · scale + shift` per channel, for token rows `scale.len()` wide, streamed
+/// through the GPU `chunk_rows` rows at a time: chunk i goes through buffer pair i % 2 on stream
+/// i % 2, so one chunk's copies overlap the other chunk's kernel and copies. Automatic
+/// synchronisation is off: order the streams with events.
+pub fn ping_pong(
+    gpu: &Gpu,
+    input: &PinnedHostSlice<f32>,
+    output: &mut PinnedHostSlice<f32>,
+    scale: &[f32],
+    shift: &[f32],
+    chunk_rows: usize,
+) -> Result<()> {
+    let hidden = scale.len();
+    let module = gpu.load_module(kernel!("ch08/channel_affine.cu"))?;
+    let f = module.load_function("channel_affine")?;
+    // The layer's parameters go up once, on the default stream, before the pipeline starts.
+    let setup = gpu.default_stream();
+    let mut scale_d = setup.clone_htod(scale)?;
+    scale_d.set_label("scale");
+    let mut shift_d = setup.clone_htod(shift)?;
+    shift_d.set_label("shift");
+    let (n, chunk) = (input.len(), chunk_rows * hidden);
+    let hidden_i = hidden as i32;
+    todo!(
+        "two streams, each waiting for an event recorded after the parameters' upload; two pairs \
+           of chunk buffers; chunk i on stream and pair i % 2: upload, kernel, download"
+    );
+    Ok(())
 }
-// ANCHOR_END: bubbles
+// ANCHOR_END: ping_pong
 
-// ANCHOR: one_f_one_b
-/// 1F1B on `pp` stages with `n` micro-batches: one program per rank, rank r holding stage r.
-///
-/// Rank r warms up with PP-1-r forwards, alternates one forward and one backward (the steady
-/// state), and cools down with the backwards left. `ProgramBuilder` numbers the micro-batches:
-/// `p.f(0)` is the forward of chunk 0's next micro-batch, `p.b(0)` the next full backward.
-pub fn one_f_one_b(pp: usize, n: usize) -> Vec<Vec<Op>> {
-    (0..pp)
-        .map(|rank| {
-            let mut p = ProgramBuilder::new(1);
-            todo!("warm-up, steady state, cool-down: p.f(0) for a forward, p.b(0) for a backward");
-            p.finish()
-        })
-        .collect()
+/// The kernel file of the alternating-buffer protocol (`kernels/ch08/ll_buffers.cu`); the grader
+/// plays the ranks with it.
+pub fn ll_buffers() -> Source {
+    kernel!("ch08/ll_buffers.cu")
 }
-// ANCHOR_END: one_f_one_b

@@ -1,52 +1,133 @@
-//! Chapter 9: DualPipe. The schedule, and the overlap inside one of its chunk pairs.
+//! Chapter 9: zero copy.
+//!
+//! A copy you do not make costs nothing. A view lets a kernel write straight into the memory
+//! where its result is needed next (a message buffer, a tensor someone else allocated), and
+//! mapped host memory lets the host read a kernel's result with no copy at all.
 
-use gpubook::chunk_pair::{ChunkPair, Step};
-use gpubook::gpu::{Result, Stream};
-use gpubook::sim::{Op, ProgramBuilder};
+use gpubook::gpu::{DeviceSlice, Gpu, LaunchConfig, MappedHostSlice, Result, Stream};
+use gpubook::grade::ch09::CombineInput;
+use gpubook::kernel;
 
-// ANCHOR: dualpipe
-/// DualPipe on `pp` ranks (even) with `n` micro-batches (even, at least 2·PP), N/2 of them
-/// entering at each end: one program per rank.
-///
-/// Rank r holds stage r of direction 0 and stage PP-1-r of direction 1. Chunk 0 is whichever of
-/// the two lies in the first half of its own pipeline, so ranks r and PP-1-r run the same
-/// program; it depends only on h = min(r, PP-1-r), the rank's distance from its entry. With
-/// half = PP/2, edge = half-h-1 and M = N/2, the program has eight phases (the chapter explains
-/// each): see `dualpipe_rank`.
-pub fn dualpipe(pp: usize, n: usize) -> Vec<Vec<Op>> {
-    todo!("one program per rank: which h does rank r have?")
+/// Bytes of each message's header in the send buffer (`combine.cu` says what is in it).
+pub const HEADER_BYTES: usize = 16;
+
+/// What both combine paths set up: the inputs on the device and the send buffer with its
+/// headers written.
+struct Combine {
+    stream: std::sync::Arc<Stream>,
+    module: gpubook::gpu::Module,
+    x: DeviceSlice<f32>,
+    expert_of: DeviceSlice<i32>,
+    scale: DeviceSlice<f32>,
+    bias: DeviceSlice<f32>,
+    send: DeviceSlice<u8>,
+    rows: usize,
+    hidden: usize,
+    /// 4-byte words per message: the header's 4, then `hidden` floats.
+    msg_words: usize,
 }
 
-/// The program of a rank at distance `h` from its pipeline's entry, for a pipeline of
-/// `2·half` stages and `m` micro-batches per direction.
-///
-/// | phase | repeat | ops |
-/// |---|---|---|
-/// | 1 warm-up | 2·edge | `F0` |
-/// | 2 both directions arrive | h+1 | `F0 F1` |
-/// | 3 first backwards, split | edge | `B1z W F1` |
-/// | 4 steady state | m-2·half+h+1 | `(F0B1) (F1B0)`; the middle ranks (edge = 0) run their first `(F0B1)` as `F0 B1` |
-/// | 5 direction 0 out of forwards | edge | `B1 (F1B0)` |
-/// | 6 backwards only | h+1 | `B1 B0`, the last h+1 of these 2(h+1) ops as `Bz` |
-/// | 7 weight gradients fill the wait | edge | `W B0z` |
-/// | 8 drain | h+1 | `W` |
-pub fn dualpipe_rank(h: usize, half: usize, m: usize) -> Vec<Op> {
-    assert!(h < half, "h = {h} is not below PP/2 = {half}: h is the distance from the nearer end, min(rank, PP-1-rank)");
-    let edge = half - h - 1;
-    let mut p = ProgramBuilder::new(2);
-    todo!("the eight phases, with p.f(chunk), p.b(chunk), p.bz(chunk), p.w() and p.pair(f_chunk, b_chunk)");
-    p.finish()
-}
-// ANCHOR_END: dualpipe
+impl Combine {
+    fn new(gpu: &Gpu, p: &CombineInput) -> Result<Combine> {
+        let stream = gpu.default_stream();
+        let module = gpu.load_module(kernel!("ch09/combine.cu"))?;
+        let (rows, hidden) = (p.tokens * p.top_k, p.hidden);
+        let msg_words = HEADER_BYTES / 4 + hidden;
+        let x = stream.clone_htod(&p.x)?;
+        let expert_of = stream.clone_htod(&p.expert_of)?;
+        let weight = stream.clone_htod(&p.weight)?;
+        let scale = stream.clone_htod(&p.scale)?;
+        let bias = stream.clone_htod(&p.bias)?;
+        // SAFETY: write_headers writes every header, and an expert row every payload, before combine reads them.
+        let mut send = unsafe { stream.alloc::<u8>(rows * msg_words * 4) }?;
+        send.set_label("send buffer");
+        {
+            let mut words = send.view_as_mut::<i32>(0, rows * msg_words)?;
+            let cfg = LaunchConfig { grid_dim: ((rows as u32).div_ceil(128), 1, 1), block_dim: (128, 1, 1), shared_mem_bytes: 0 };
+            let (mw, r, k) = (msg_words as i32, rows as i32, p.top_k as i32);
+            let f = module.load_function("write_headers")?;
+            let mut launch = stream.launch_builder(&f);
+            launch.arg(&mut words).arg(&mw).arg(&weight).arg(&expert_of).arg(&r).arg(&k);
+            unsafe { launch.launch(cfg) }?;
+        }
+        Ok(Combine { stream, module, x, expert_of, scale, bias, send, rows, hidden, msg_words })
+    }
 
-// ANCHOR: chunk_pair
-/// Issues one chunk pair: computations on `compute`, communications on `comm`, in an order
-/// that hides each communication of one chunk under a computation of the other.
-///
-/// `pair.run(step, stream)` issues one step and waits for nothing; `step.after()` names the
-/// step whose output it reads. Automatic synchronisation is off, so a step that reads what the
-/// other stream wrote must wait for an event (`stream.record_event()?`, `stream.wait(&event)?`).
-pub fn chunk_pair(pair: &mut ChunkPair, compute: &Stream, comm: &Stream) -> Result<()> {
-    todo!("issue the eight steps with pair.run(step, stream), ordered across the two streams with events")
+    /// A grid over (channels, rows).
+    fn grid(&self, rows: usize) -> LaunchConfig {
+        LaunchConfig { grid_dim: ((self.hidden as u32).div_ceil(64), rows as u32, 1), block_dim: (64, 1, 1), shared_mem_bytes: 0 }
+    }
+
+    /// Sums each token's messages from the send buffer into the output.
+    fn finish(self, p: &CombineInput) -> Result<Vec<f32>> {
+        // SAFETY: the kernel writes every element.
+        let mut out = unsafe { self.stream.alloc::<f32>(p.tokens * self.hidden) }?;
+        let f = self.module.load_function("combine")?;
+        let (mw, t, k, h) = (self.msg_words as i32, p.tokens as i32, p.top_k as i32, self.hidden as i32);
+        // The combine reads the messages as 4-byte words: the same bytes, another type.
+        let words = self.send.view_as::<i32>(0, self.rows * self.msg_words)?;
+        let mut launch = self.stream.launch_builder(&f);
+        launch.arg(&words).arg(&mw).arg(&mut out).arg(&t).arg(&k).arg(&h);
+        unsafe { launch.launch(self.grid(p.tokens)) }?;
+        self.stream.clone_dtoh(&out)
+    }
 }
-// ANCHOR_END: chunk_pair
+
+// ANCHOR: with_copy
+/// The combine as first written: the experts write their output rows into a tensor of their
+/// own, and each row is then copied into its message's payload slot in the send buffer.
+pub fn combine_with_copy(gpu: &Gpu, p: &CombineInput) -> Result<Vec<f32>> {
+    let mut c = Combine::new(gpu, p)?;
+    let (rows, hidden) = (c.rows, c.hidden);
+    // SAFETY: the expert kernel writes every element.
+    let mut y = unsafe { c.stream.alloc::<f32>(rows * hidden) }?;
+    y.set_label("expert output");
+    let f = c.module.load_function("expert_forward")?;
+    let (ld, r, h) = (hidden as i32, rows as i32, hidden as i32);
+    let mut launch = c.stream.launch_builder(&f);
+    launch.arg(&c.x).arg(&c.expert_of).arg(&c.scale).arg(&c.bias).arg(&mut y).arg(&ld).arg(&r).arg(&h);
+    unsafe { launch.launch(c.grid(rows)) }?;
+    // The staging copy: one row at a time into the payload slots, past each header.
+    {
+        let mut payload = c.send.view_2d_mut::<f32>(HEADER_BYTES, rows, hidden, c.msg_words)?;
+        for m in 0..rows {
+            c.stream.memcpy_dtod(&y.slice(m * hidden..(m + 1) * hidden), &mut payload.row_mut(m))?;
+        }
+    }
+    c.finish(p)
+}
+// ANCHOR_END: with_copy
+
+// ANCHOR: zero_copy
+/// The same combine with no staging copy: the expert kernel writes each row straight into its
+/// message's payload slot, through a strided view of the send buffer.
+pub fn combine_zero_copy(gpu: &Gpu, p: &CombineInput) -> Result<Vec<f32>> {
+    let mut c = Combine::new(gpu, p)?;
+    let (rows, hidden) = (c.rows, c.hidden);
+    let f = c.module.load_function("expert_forward")?;
+    let (r, h, cfg) = (rows as i32, hidden as i32, c.grid(rows));
+    todo!(
+        "make a strided view of c.send's payload slots (view_2d_mut: HEADER_BYTES in, rows × hidden, \
+           one message of c.msg_words words per row) and launch expert_forward into it, with its row stride as ld"
+    );
+    c.finish(p)
+}
+// ANCHOR_END: zero_copy
+
+// ANCHOR: expert_counts
+/// How many of `expert_ids` go to each of `experts` experts, counted on the GPU straight into
+/// mapped host memory, which the host then reads with no copy (as an MoE dispatch must, to know
+/// how much to receive before it allocates).
+pub fn expert_counts(gpu: &Gpu, expert_ids: &[i32], experts: usize) -> Result<MappedHostSlice<u32>> {
+    let module = gpu.load_module(kernel!("ch09/count_experts.cu"))?;
+    let f = module.load_function("count_experts")?;
+    let stream = gpu.default_stream();
+    let ids = stream.clone_htod(expert_ids)?;
+    let n = expert_ids.len() as i32;
+    let cfg = LaunchConfig { grid_dim: ((n as u32).div_ceil(256).max(1), 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
+    todo!(
+        "allocate `experts` zeroed counters in mapped host memory (gpu.alloc_mapped), launch count_experts \
+           into them, and make sure the kernel is done before the host reads them"
+    )
+}
+// ANCHOR_END: expert_counts

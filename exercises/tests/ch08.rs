@@ -1,11 +1,11 @@
 //! Chapter 8's exercises, graded (the checks live in gpubook's crates/gpubook/src/grade/ch08.rs).
 
 #[test]
-fn bubbles() {
-    gpubook::grade::ch08::bubbles(exercises::ch08::bubbles);
+fn ping_pong() {
+    gpubook::grade::ch08::ping_pong(exercises::ch08::ping_pong);
 }
 
 #[test]
-fn one_f_one_b() {
-    gpubook::grade::ch08::one_f_one_b(exercises::ch08::one_f_one_b);
+fn ll_buffers() {
+    gpubook::grade::ch08::ll_buffers(exercises::ch08::ll_buffers);
 }

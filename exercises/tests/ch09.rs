@@ -1,11 +1,11 @@
 //! Chapter 9's exercises, graded (the checks live in gpubook's crates/gpubook/src/grade/ch09.rs).
 
 #[test]
-fn dualpipe() {
-    gpubook::grade::ch09::dualpipe(exercises::ch09::dualpipe);
+fn zero_copy_combine() {
+    gpubook::grade::ch09::zero_copy_combine(exercises::ch09::combine_with_copy, exercises::ch09::combine_zero_copy);
 }
 
 #[test]
-fn chunk_pair() {
-    gpubook::grade::ch09::chunk_pair(exercises::ch09::chunk_pair);
+fn expert_counts() {
+    gpubook::grade::ch09::expert_counts(exercises::ch09::expert_counts);
 }

@@ -1,4 +1,4 @@
-// The computation of a DualPipe chunk pair, for chapter 9 and `gpubook overlap`: each of the
+// The computation of a DualPipe chunk pair, for chapter 11 and `gpubook overlap`: each of the
 // pair's four computations (attention and the experts' MLP, forward and backward) is one launch
 // of `layer`. Its communication is a device-to-device copy, issued from the host.
 

@@ -1,104 +1,83 @@
-//! Chapter 8: pipeline parallelism, from 1F1B to zero bubble. No kernels here: a schedule is a
-//! plan of which rank runs what when, and `gpubook::sim` runs it (the graders compare with it).
+//! Chapter 8: double buffering.
+//!
+//! Two buffers, used in turn, let the next piece of work start while the current one is still
+//! using its buffer: the copy of chunk i+1 runs while chunk i is computed. The price is a rule:
+//! a buffer may be reused only once everything that used it last time is done. The first
+//! exercise keeps that rule with streams and events; the second with signal words inside a
+//! kernel, as DeepEP's low-latency buffers do.
 
-use gpubook::sim::{Costs, Op, Part, ProgramBuilder};
-use std::collections::HashMap;
+use gpubook::gpu::{Gpu, LaunchConfig, PinnedHostSlice, Result, Source};
+use gpubook::kernel;
 
-// ANCHOR: bubbles
-/// Each rank's bubble when `programs` run with `costs`: the makespan (when the last op of any
-/// rank ends) minus the time this rank spent running its own ops.
-///
-/// `programs[r]` is the list of ops rank r runs, in order; rank r holds stage r of a single
-/// pipeline (1F1B and ZB1P: `F`, `B`, `Bz` and `W` ops, chunk 0). Time starts at 0, and an op
-/// starts as soon as its rank is free and everything it needs has ended:
-/// - `F` of micro-batch m on stage s needs `F` of m on stage s-1 (stage 0 needs nothing);
-/// - `B` or `Bz` of m on stage s needs `F` of m on stage s, and the input gradient of m from
-///   stage s+1 (its `B` or `Bz`); the last stage starts from the loss, right after its `F`;
-/// - `W` of m needs `Bz` of m on the same stage.
-///
-/// `costs.duration(op)` is how long an op takes.
-pub fn bubbles(programs: &[Vec<Op>], costs: &Costs) -> Vec<f64> {
+// ANCHOR: ping_pong
+/// `output = input · scale + shift` per channel, for token rows `scale.len()` wide, streamed
+/// through the GPU `chunk_rows` rows at a time: chunk i goes through buffer pair i % 2 on stream
+/// i % 2, so one chunk's copies overlap the other chunk's kernel and copies. Automatic
+/// synchronisation is off: order the streams with events.
+pub fn ping_pong(
+    gpu: &Gpu,
+    input: &PinnedHostSlice<f32>,
+    output: &mut PinnedHostSlice<f32>,
+    scale: &[f32],
+    shift: &[f32],
+    chunk_rows: usize,
+) -> Result<()> {
+    let hidden = scale.len();
+    let module = gpu.load_module(kernel!("ch08/channel_affine.cu"))?;
+    let f = module.load_function("channel_affine")?;
+    // The layer's parameters go up once, on the default stream, before the pipeline starts.
+    let setup = gpu.default_stream();
+    let mut scale_d = setup.clone_htod(scale)?;
+    scale_d.set_label("scale");
+    let mut shift_d = setup.clone_htod(shift)?;
+    shift_d.set_label("shift");
+    let (n, chunk) = (input.len(), chunk_rows * hidden);
+    let hidden_i = hidden as i32;
     // SOLUTION
-    let stages = programs.len();
-    // When each piece of work ended, by (what, stage, micro-batch).
-    let mut ended: HashMap<(Part, usize, usize), f64> = HashMap::new();
-    let mut next = vec![0; stages]; // each rank's next op
-    let mut free = vec![0.0f64; stages]; // when each rank finishes the op it runs now
-    let mut busy = vec![0.0f64; stages];
-    // Sweep the ranks until none can move: a rank runs ops while their inputs have ended.
-    // An op's start, max(rank free, inputs' ends), does not depend on the order of the sweep.
-    let mut moved = true;
-    while moved {
-        moved = false;
-        for s in 0..stages {
-            while let Some(op) = programs[s].get(next[s]) {
-                let mb = op.slots()[0].mb;
-                let needs = match op {
-                    Op::F(_) if s == 0 => vec![],
-                    Op::F(_) => vec![(Part::Forward, s - 1, mb)],
-                    Op::B(_) | Op::Bz(_) if s + 1 == stages => vec![(Part::Forward, s, mb)],
-                    Op::B(_) | Op::Bz(_) => vec![(Part::Forward, s, mb), (Part::InputGrad, s + 1, mb)],
-                    Op::W(_) => vec![(Part::InputGrad, s, mb)],
-                    Op::Pair(..) => panic!("overlapped pairs belong to DualPipe, not to single-chunk schedules"),
-                };
-                let Some(inputs) = needs.iter().map(|k| ended.get(k).copied()).collect::<Option<Vec<f64>>>() else {
-                    break; // an input has not been computed yet: try again next sweep
-                };
-                let start = inputs.into_iter().fold(free[s], f64::max);
-                let end = start + costs.duration(op);
-                let made: &[Part] = match op {
-                    Op::F(_) => &[Part::Forward],
-                    Op::B(_) => &[Part::InputGrad, Part::WeightGrad],
-                    Op::Bz(_) => &[Part::InputGrad],
-                    _ => &[Part::WeightGrad],
-                };
-                for part in made {
-                    ended.insert((*part, s, mb), end);
-                }
-                busy[s] += end - start;
-                free[s] = end;
-                next[s] += 1;
-                moved = true;
-            }
-        }
+    let streams = [gpu.new_stream()?, gpu.new_stream()?];
+    let params_ready = setup.record_event()?;
+    let mut pairs = Vec::new();
+    for (b, s) in streams.iter().enumerate() {
+        s.wait(&params_ready)?; // the kernels on s read scale and shift
+        // SAFETY: each chunk is uploaded into x (and computed into y) before it is read.
+        let (mut x, mut y) = unsafe { (s.alloc::<f32>(chunk)?, s.alloc::<f32>(chunk)?) };
+        x.set_label(format!("x[{b}]"));
+        y.set_label(format!("y[{b}]"));
+        pairs.push((x, y));
     }
-    assert!((0..stages).all(|s| next[s] == programs[s].len()), "the schedule deadlocks");
-    let makespan = free.iter().copied().fold(0.0, f64::max);
-    busy.iter().map(|b| makespan - b).collect()
+    for (i, start) in (0..n).step_by(chunk.max(1)).enumerate() {
+        let len = chunk.min(n - start);
+        // Buffer pair and stream i % 2: on one stream, chunk i+2 reuses the pair only after
+        // chunk i's download, by stream order, with no event needed.
+        let s = &streams[i % 2];
+        let (x, y) = &mut pairs[i % 2];
+        s.memcpy_htod(&input.slice(start..start + len), &mut x.slice_mut(..len))?;
+        let cfg = LaunchConfig { grid_dim: ((len as u32).div_ceil(256), 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
+        let len_i = len as i32;
+        {
+            let (xv, mut yv) = (x.slice(..len), y.slice_mut(..len));
+            let mut launch = s.launch_builder(&f);
+            launch.arg(&xv).arg(&mut yv).arg(&scale_d).arg(&shift_d).arg(&len_i).arg(&hidden_i);
+            unsafe { launch.launch(cfg) }?;
+        }
+        s.memcpy_dtoh(&y.slice(..len), &mut output.slice_mut(start..start + len))?;
+    }
+    // Later work on the default stream (the caller's) comes after both streams.
+    for s in &streams {
+        setup.join(s)?;
+    }
     // STUB
-    // todo!("time every op (it starts once its rank is free and its inputs have ended), then bubble = makespan - busy")
+    // todo!(
+    //     "two streams, each waiting for an event recorded after the parameters' upload; two pairs \
+    //        of chunk buffers; chunk i on stream and pair i % 2: upload, kernel, download"
+    // );
     // END SOLUTION
+    Ok(())
 }
-// ANCHOR_END: bubbles
+// ANCHOR_END: ping_pong
 
-// ANCHOR: one_f_one_b
-/// 1F1B on `pp` stages with `n` micro-batches: one program per rank, rank r holding stage r.
-///
-/// Rank r warms up with PP-1-r forwards, alternates one forward and one backward (the steady
-/// state), and cools down with the backwards left. `ProgramBuilder` numbers the micro-batches:
-/// `p.f(0)` is the forward of chunk 0's next micro-batch, `p.b(0)` the next full backward.
-pub fn one_f_one_b(pp: usize, n: usize) -> Vec<Vec<Op>> {
-    (0..pp)
-        .map(|rank| {
-            let mut p = ProgramBuilder::new(1);
-            // SOLUTION
-            // A gradient needs PP-1-rank rounds to come back from the last stage; with fewer
-            // micro-batches than that, every forward runs before the first backward.
-            let warm_up = (pp - 1 - rank).min(n);
-            for _ in 0..warm_up {
-                p.f(0);
-            }
-            for _ in warm_up..n {
-                p.f(0).b(0);
-            }
-            for _ in 0..warm_up {
-                p.b(0);
-            }
-            // STUB
-            // todo!("warm-up, steady state, cool-down: p.f(0) for a forward, p.b(0) for a backward");
-            // END SOLUTION
-            p.finish()
-        })
-        .collect()
+/// The kernel file of the alternating-buffer protocol (`kernels/ch08/ll_buffers.cu`); the grader
+/// plays the ranks with it.
+pub fn ll_buffers() -> Source {
+    kernel!("ch08/ll_buffers.cu")
 }
-// ANCHOR_END: one_f_one_b

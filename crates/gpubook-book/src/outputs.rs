@@ -13,7 +13,7 @@
 //! | `{{#run pipeline dualpipe pp=4 n=8}}`, `{{#run pipeline-compare pp=8 n=20}}` | the simulator's report and comparison table |
 //! | `{{#figure chunk-pair dualpipe}}` (`one-stream`, `chunk-by-chunk`) | one DualPipe chunk pair's two streams, issued in that plan's order |
 //! | `{{#run overlap}}` | `gpubook overlap`'s table: how much communication each plan hides |
-//! | `{{#figure streams ping-pong chunks=8 elems=262144}}` (`serial`, `three-streams`) | a chunked copy/compute/copy job in one of chapter 5-6's designs |
+//! | `{{#figure streams ping-pong chunks=8 elems=262144}}` (`serial`, `three-streams`) | a chunked copy/compute/copy job in one of chapter 7-8's designs |
 //! | `{{#run streams-bench chunks=8 elems=262144}}` | `gpubook streams-bench`'s tables: designs against their bound, pinned against pageable |
 
 use super::markers::{Args, Marker};
@@ -210,7 +210,7 @@ fn trace(a: &Args, lab: &Lab) -> anyhow::Result<Output> {
     let gpu = lab.gpu()?;
     let first = gpu.trace()?.ops.len();
     let stream = gpu.default_stream();
-    let module = gpu.load_module(Source::file(concat!(env!("CARGO_MANIFEST_DIR"), "/kernels/bench/vector_add.cu")))?;
+    let module = gpu.load_module(Source::library("bench/vector_add.cu"))?;
     let f = module.load_function("vector_add_naive")?;
     {
         let x: Vec<f32> = (0..n).map(|i| i as f32).collect();
@@ -280,7 +280,7 @@ fn overlap_table(a: &Args, lab: &Lab) -> anyhow::Result<Output> {
     Ok(Output { body: Body::Markdown(chunk_pair::overlap_table(&runs)), caption, ran_on: Some(viz::backend_label(gpu)) })
 }
 
-/// `{{#figure streams DESIGN chunks= elems=}}`: one of chapter 5-6's pipelines (gpubook::overlap).
+/// `{{#figure streams DESIGN chunks= elems=}}`: one of chapter 7-8's pipelines (gpubook::overlap).
 fn streams_figure(a: &Args, lab: &Lab) -> anyhow::Result<Output> {
     a.only(2, &["chunks", "elems"])?;
     let key = a.positional(1).unwrap_or("ping-pong");

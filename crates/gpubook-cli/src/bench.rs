@@ -28,7 +28,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let n = args.elements.unwrap_or(default_n).next_multiple_of(4);
     let stream = gpu.default_stream();
     gpu.set_tracing(false);
-    let src = Source::file(concat!(env!("CARGO_MANIFEST_DIR"), "/kernels/bench/vector_add.cu"));
+    let src = Source::library("bench/vector_add.cu");
     let module = gpu.load_module(src)?;
     let (naive, wide, tuned) =
         (module.load_function("vector_add_naive")?, module.load_function("vector_add_float4")?, module.load_function("vector_add_tuned")?);

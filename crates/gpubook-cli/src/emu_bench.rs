@@ -25,7 +25,7 @@ fn emulator(mode: Mode) -> anyhow::Result<Gpu> {
 }
 
 fn bench_file(name: &str) -> Source {
-    Source::file(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("kernels/bench").join(name))
+    Source::file(gpubook::paths::library_kernel(&format!("bench/{name}")))
 }
 
 /// Median seconds of `reps` runs of one launch (the emulator runs a launch before returning).
@@ -80,7 +80,7 @@ fn block_sum(gpu: &Gpu, n: usize, reps: usize) -> anyhow::Result<f64> {
 
 /// Seconds to load a module never seen before (a unique comment defeats the cache), then again.
 fn compile_times(gpu: &Gpu) -> anyhow::Result<(f64, f64)> {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("kernels/bench/vector_add.cu");
+    let path = gpubook::paths::library_kernel("bench/vector_add.cu");
     let text = std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
     let nonce = format!("// nonce {:?} {}\n", Instant::now(), std::process::id());
     let src = Source::text("vector_add.cu", format!("{nonce}{text}"));

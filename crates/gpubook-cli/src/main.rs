@@ -62,7 +62,7 @@ enum Command {
     Bench(bench::Args),
     /// How fast the CPU emulator runs kernels (check and fast mode) and compiles them.
     EmuBench(emu_bench::Args),
-    /// Chapters 5-6 in one table: serial, ping-pong and three-stream pipelines against their bound, pinned vs pageable copies.
+    /// Chapters 7-8 in one table: serial, ping-pong and three-stream pipelines against their bound, pinned vs pageable copies.
     StreamsBench(streams_bench::Args),
     /// Simulate a pipeline-parallel schedule (1F1B, ZB1P, DualPipe, DualPipeV).
     Pipeline(pipeline::Args),

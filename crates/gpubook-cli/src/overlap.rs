@@ -1,5 +1,5 @@
 //! `gpubook overlap`: one DualPipe chunk pair issued three ways, and how much of its
-//! communication each way hides (chapter 9). On a GPU the times are measured with CUDA events;
+//! communication each way hides (chapter 11). On a GPU the times are measured with CUDA events;
 //! on the emulator they come from its timeline model.
 
 use anyhow::Context;
@@ -60,7 +60,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     );
     println!(
         "\"hidden\": 1 - (time no kernel ran) / (time the copies take on one stream). DualPipe's order hides \
-         {:.0}% of the communication; chapter 9's exercise asks for at least 80%.",
+         {:.0}% of the communication; chapter 11's exercise asks for at least 80%.",
         100.0 * dualpipe.overlap.hidden_against(&alone.overlap)
     );
     if let Some(dir) = a.svg {

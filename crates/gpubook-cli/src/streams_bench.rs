@@ -1,4 +1,4 @@
-//! `gpubook streams-bench`: chapters 5 and 6 in one table. The same chunked job (copy in,
+//! `gpubook streams-bench`: chapters 7 and 8 in one table. The same chunked job (copy in,
 //! y = 2x + 0.5, copy out) runs serial, as a two-stream ping-pong and on three streams with
 //! events; each is compared with its busiest engine (the bound no pipeline beats) and with the
 //! serial run, and pinned copies with pageable ones. Times are CUDA events on a GPU and the

@@ -76,14 +76,14 @@ mod tests {
     fn inline_frames_skip_the_runtime() {
         let text = "0x0000000000001139\n\
                     atomicAdd(int*, int)\n/cache/emu-runtime-1/device/atomics.h:40\n\
-                    histogram\nkernels/ch05/hist.cu:9 (discriminator 1)\n\
+                    histogram\nkernels/ch07/hist.cu:9 (discriminator 1)\n\
                     0x0000000000001200\n??\n??:0\n";
         let frames = parse(text);
         assert_eq!(frames.len(), 2);
         assert_eq!(frames[0].len(), 2);
         assert!(frames[1].is_empty());
         let first_outside = frames.into_iter().flatten().find(|l| !l.file.starts_with("/cache/emu-runtime-1"));
-        assert_eq!(first_outside, Some(Location { file: "kernels/ch05/hist.cu".into(), line: 9, function: "histogram".into() }));
+        assert_eq!(first_outside, Some(Location { file: "kernels/ch07/hist.cu".into(), line: 9, function: "histogram".into() }));
     }
 
     #[test]

@@ -1,4 +1,4 @@
-//! One DualPipe chunk pair on two streams: what chapter 9's last exercise schedules and
+//! One DualPipe chunk pair on two streams: what chapter 11's last exercise schedules and
 //! `gpubook overlap` measures.
 //!
 //! DualPipe runs the forward chunk of one micro-batch beside the backward chunk of another, so
@@ -125,7 +125,7 @@ pub struct PairConfig {
 }
 
 impl PairConfig {
-    /// The settings `gpubook overlap` and the chapter 9 grader use.
+    /// The settings `gpubook overlap` and the chapter 11 grader use.
     ///
     /// On a GPU: 256 rounds, so that a computation outlasts a copy of its buffer several times,
     /// and at most 4 blocks of 256 threads per SM: half of what an SM can hold, so the

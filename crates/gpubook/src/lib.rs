@@ -3,7 +3,7 @@
 //! - [`gpu`]: the cudarc-shaped API, on a CUDA GPU or on the CPU emulator
 //! - [`emu`]: the CPU emulator itself (crate `gpubook-emu`)
 //! - [`sim`]: pipeline-parallel schedules and their simulator (crate `gpubook-sim`)
-//! - [`chunk_pair`]: one DualPipe chunk pair on two streams (chapter 9, `gpubook overlap`)
+//! - [`chunk_pair`]: one DualPipe chunk pair on two streams (chapter 11, `gpubook overlap`)
 //! - [`viz`]: the figures (thread maps, bandwidth, stream timelines, pipeline charts)
 
 pub mod catalog;

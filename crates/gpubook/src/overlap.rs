@@ -1,4 +1,4 @@
-//! Copy/compute overlap, measured. The chunked pipelines of chapters 5 and 6 run here on any
+//! Copy/compute overlap, measured. The chunked pipelines of chapters 7 and 8 run here on any
 //! device (serial, ping-pong on two streams, three streams with events), and the trace says how
 //! much of the copying they hid. `gpubook streams-bench`, the chapters' figures and the ping-pong
 //! grader all read these numbers, so they agree.
@@ -69,7 +69,7 @@ impl Engines {
 pub enum Design {
     /// One stream, one pair of buffers: every operation waits for the one before.
     Serial,
-    /// Two streams, two pairs of buffers: chunk i on stream and pair i % 2 (chapter 6).
+    /// Two streams, two pairs of buffers: chunk i on stream and pair i % 2 (chapter 8).
     PingPong,
     /// Three streams (uploads, kernels, downloads), two pairs of buffers, events between them.
     ThreeStreams,

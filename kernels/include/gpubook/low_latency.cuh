@@ -1,4 +1,4 @@
-// Chapter 6: a stage on which simulated ranks run a DeepEP-style low-latency exchange, so that
+// Chapter 8: a stage on which simulated ranks run a DeepEP-style low-latency exchange, so that
 // a grader can try many interleavings of them and catch every stale or early read.
 //
 // Each rank owns two buffers (in one registered region), each holding

@@ -1,220 +1,94 @@
-//! Chapter 7: zero copy. The zero-copy combine must give the same bits as the copy path (same
-//! kernels, same order of additions: only where the expert rows are written differs), with no
-//! device-to-device copy in its trace and the expert kernel writing the very buffer the combine
-//! reads. The mapped counts must be right, reach the host with no copy, and be read only after
-//! the kernel that wrote them is done (automatic synchronisation is off while the grader reads).
+//! Chapter 7: streams and events. With automatic synchronisation off, the API's ordering check
+//! turns every missing event into a `Hazard` that names the buffer and both operations; the
+//! grader adds what the exercise is about, and checks that the answer is not "wait for
+//! everything" (a host synchronisation, or streams that take turns).
 
-use super::explain::Explain;
-use super::{Ctx, Failure, Tolerance, check_f32, check_values, grade};
-use crate::gpu::{CopyDir, Gpu, MappedHostSlice, OpKind, Result, Trace};
-use std::collections::BTreeSet;
+use super::{Failure, Tolerance, check_f32, grade};
+use crate::gpu::{CopyDir, Gpu, OpKind, Result, Trace};
 
-/// One combine problem: `tokens × top_k` rows go through their experts and come back summed.
-#[derive(Debug, Clone)]
-pub struct CombineInput {
-    /// Tokens of this rank (rows of the output).
-    pub tokens: usize,
-    /// Experts per token.
-    pub top_k: usize,
-    /// Floats per row.
-    pub hidden: usize,
-    pub experts: usize,
-    /// The rows the experts process, `[tokens * top_k][hidden]`: row m is token m / top_k's copy
-    /// for its (m % top_k)-th expert.
-    pub x: Vec<f32>,
-    /// Which expert processes row m.
-    pub expert_of: Vec<i32>,
-    /// Row m's gate weight in the sum.
-    pub weight: Vec<f32>,
-    /// Each expert's per-channel scale and bias, `[experts][hidden]`.
-    pub scale: Vec<f32>,
-    pub bias: Vec<f32>,
-}
+const EVENTS: &str = "with automatic synchronisation off, each buffer that one stream writes and another then reads \
+     (or overwrites) needs an event between the two: record it on the first stream after the first operation, make \
+     the second stream wait on it before the second. Reuse counts too: next round's upload overwrites x, which this \
+     round's kernel reads, and next round's kernel overwrites y, which this round's download reads";
 
-impl CombineInput {
-    /// A random problem from the grader's seed.
-    pub fn random(ctx: &mut Ctx, tokens: usize, top_k: usize, hidden: usize, experts: usize) -> CombineInput {
-        let rows = tokens * top_k;
-        let rng = &mut ctx.rng;
-        CombineInput {
-            tokens,
-            top_k,
-            hidden,
-            experts,
-            x: rng.vec_f32(rows * hidden, -2.0, 2.0),
-            expert_of: (0..rows).map(|_| rng.usize(0, experts) as i32).collect(),
-            weight: rng.vec_f32(rows, 0.0, 1.0),
-            scale: rng.vec_f32(experts * hidden, 0.5, 1.5),
-            bias: rng.vec_f32(experts * hidden, -0.5, 0.5),
-        }
-    }
-
-    /// The combine computed on the host in float64.
-    pub fn reference(&self) -> Vec<f64> {
-        let mut out = vec![0.0f64; self.tokens * self.hidden];
-        for m in 0..self.tokens * self.top_k {
-            let e = self.expert_of[m] as usize;
-            for c in 0..self.hidden {
-                let v = self.x[m * self.hidden + c] as f64 * self.scale[e * self.hidden + c] as f64 + self.bias[e * self.hidden + c] as f64;
-                out[(m / self.top_k) * self.hidden + c] += self.weight[m] as f64 * v.max(0.0);
+/// `three_streams(gpu, rounds, a, b) -> ys`: y = a·x + b per round, over three streams.
+pub fn three_streams(f: impl Fn(&Gpu, &[Vec<f32>], f32, f32) -> Result<Vec<Vec<f32>>>) {
+    grade("ch07-three-streams", |ctx| {
+        let large = if ctx.gpu.backend() == crate::gpu::BackendKind::Cuda { 1 << 22 } else { 1 << 18 };
+        // Only the large case can show overlap: small copies end before the host issues the next.
+        for (n, rounds, name) in
+            [(1, 2, "one element, two rounds"), (1000, 3, "1000 elements, three rounds"), (large, 4, "large, four rounds")]
+        {
+            let input = format!("n = {n} ({name})");
+            let xs: Vec<Vec<f32>> = (0..rounds).map(|_| ctx.rng.vec_f32(n, -10.0, 10.0)).collect();
+            let (a, b) = (ctx.rng.f32(0.5, 2.0), ctx.rng.f32(-1.0, 1.0));
+            ctx.gpu.set_auto_sync(false);
+            ctx.gpu.clear_trace().map_err(Failure::from)?;
+            let ys = ctx.call(|| f(&ctx.gpu, &xs, a, b)).map_err(|e| explain(e).or_input(&input))?;
+            if ctx.gpu.auto_sync() {
+                return Err(Failure::new("automatic synchronisation was switched back on")
+                    .concept("this exercise is about placing the events yourself: leave gpu.set_auto_sync(false) as it is")
+                    .input(&input));
+            }
+            if ys.len() != rounds {
+                return Err(Failure::new(format!("{} rounds of output for {rounds} rounds of input", ys.len())).input(&input));
+            }
+            for (r, (x, y)) in xs.iter().zip(&ys).enumerate() {
+                let want: Vec<f64> = x.iter().map(|&v| a as f64 * v as f64 + b as f64).collect();
+                check_f32(&format!("round {r}'s y"), y, &want, Tolerance::F32).map_err(|e| e.input(&input).concept(EVENTS))?;
+            }
+            let trace = ctx.gpu.trace().map_err(Failure::from)?;
+            check_streams(&trace).map_err(|e| e.input(&input))?;
+            if n == large {
+                check_pipelined(&trace).map_err(|e| e.input(&input))?;
             }
         }
-        out
-    }
-}
-
-const ZERO_COPY: &str = "zero copy: instead of staging the expert output and copying it into the send buffer, hand \
-     the expert kernel a view of the send buffer itself (view_2d_mut: the payloads start HEADER_BYTES in and are one \
-     message apart, so the view's row stride is the message length) and let it write there; the combine then sends \
-     from the very same memory";
-
-type CombineFn<'a> = dyn Fn(&Gpu, &CombineInput) -> Result<Vec<f32>> + 'a;
-
-/// `combine_with_copy` (given) and `combine_zero_copy` (the exercise), both `(gpu, input) -> out`.
-pub fn zero_copy_combine(
-    with_copy: impl Fn(&Gpu, &CombineInput) -> Result<Vec<f32>>,
-    zero_copy: impl Fn(&Gpu, &CombineInput) -> Result<Vec<f32>>,
-) {
-    grade("ch07-zero-copy-combine", |ctx| {
-        // (tokens, top_k, hidden, experts)
-        let shapes = [(1, 1, 4, 1, "one token, one expert"), (37, 2, 33, 4, "odd hidden size"), (128, 2, 64, 8, "a batch")];
-        for (tokens, top_k, hidden, experts, name) in shapes {
-            let input = format!("{tokens} tokens, top-{top_k} of {experts} experts, hidden {hidden} ({name})");
-            let p = CombineInput::random(ctx, tokens, top_k, hidden, experts);
-            let (copied, copy_trace) = run(ctx, &with_copy, &p).map_err(|e| e.or_input(format!("{input}, the copy path")))?;
-            let (direct, trace) = run_explained(ctx, &zero_copy, &p, &input)?;
-            check_f32("out (copy path)", &copied, &p.reference(), Tolerance::sum_of(top_k + 2)).map_err(|e| e.input(&input))?;
-            let (a, b): (Vec<u32>, Vec<u32>) = (direct.iter().map(|v| v.to_bits()).collect(), copied.iter().map(|v| v.to_bits()).collect());
-            check_values("out", &a, &b, Some(u32::MAX)).map_err(|e| {
-                Failure::new(format!("not bit-identical to the copy path: {}", e.what))
-                    .concept(format!(
-                        "{ZERO_COPY}. The same kernels adding in the same order give the same bits, so a difference means \
-                         the rows went somewhere else: a wrong byte offset (the header is {} bytes) or row stride",
-                        16
-                    ))
-                    .detail(e.details.join("\n"))
-                    .input(&input)
-            })?;
-            check_no_staging(&trace, &copy_trace).map_err(|e| e.input(&input))?;
-        }
+        ctx.gpu.set_auto_sync(true);
         Ok(())
     });
 }
 
-fn run(ctx: &Ctx, f: &CombineFn<'_>, p: &CombineInput) -> Result<(Vec<f32>, Trace), Failure> {
-    ctx.gpu.clear_trace().map_err(Failure::from)?;
-    let out = ctx.call(|| f(&ctx.gpu, p))?;
-    Ok((out, ctx.gpu.trace().map_err(Failure::from)?))
-}
-
-/// The zero-copy path, with the emulator's findings explained in this exercise's terms.
-fn run_explained(ctx: &Ctx, f: &CombineFn<'_>, p: &CombineInput, input: &str) -> Result<(Vec<f32>, Trace), Failure> {
-    let explain = Explain {
-        uninitialized: Some(
-            "the combine read part of the send buffer that nothing wrote: the expert rows did not all land in the \
-             payload slots. They start HEADER_BYTES into each message and are one message (msg_words words) apart",
-        ),
-        out_of_bounds: Some(
-            "the expert kernel wrote past the send buffer: a view of rows × hidden floats with a row stride of \
-             msg_words starts HEADER_BYTES in and ends inside the buffer; check the offset, the stride and `ld`",
-        ),
-        ..Default::default()
-    };
-    ctx.gpu.clear_trace().map_err(Failure::from)?;
-    let out = match ctx.call(|| Ok(f(&ctx.gpu, p))).map_err(|e| e.or_input(input))? {
-        Ok(out) => out,
-        Err(e) => {
-            let concept = explain.concept_for(&e).unwrap_or(ZERO_COPY).to_string();
-            return Err(Failure::from(e).concept(concept).or_input(input));
-        }
-    };
-    Ok((out, ctx.gpu.trace().map_err(Failure::from)?))
-}
-
-/// Names the exercise's concept, unless the failure is an untouched TODO (which says what to do).
-fn with_concept(f: Failure, concept: &str) -> Failure {
-    if f.what.starts_with("not yet implemented") { f } else { f.concept(concept) }
-}
-
-/// No device-to-device bytes, and the expert kernel writes a buffer the combine kernel reads.
-fn check_no_staging(t: &Trace, copy_path: &Trace) -> Result<(), Failure> {
-    let staged = t.bytes_copied(CopyDir::DeviceToDevice);
-    if staged > 0 {
-        let copies = t.ops.iter().filter(|o| matches!(o.kind, OpKind::Copy { dir: CopyDir::DeviceToDevice, .. })).count();
-        let plural = if copies == 1 { "copy" } else { "copies" };
-        return Err(Failure::new(format!("{copies} device-to-device {plural} moved {staged} bytes: the expert output was staged"))
-            .concept(ZERO_COPY)
-            .detail(format!(
-                "the copy path staged {} bytes; the zero-copy path should stage none",
-                copy_path.bytes_copied(CopyDir::DeviceToDevice)
-            )));
+/// A hazard is the lesson itself: say what the exercise wants around the API's message.
+fn explain(f: Failure) -> Failure {
+    if f.details.iter().any(|d| d.starts_with("cross-stream hazard")) {
+        return f.concept(EVENTS);
     }
-    let written = |kernel: &str| -> BTreeSet<u64> {
-        t.ops
-            .iter()
-            .filter_map(|o| match &o.kind {
-                OpKind::Launch { kernel: k, buffers, .. } if k == kernel => {
-                    Some(buffers.iter().filter(|b| b.1).map(|b| b.0).collect::<Vec<_>>())
-                }
-                _ => None,
-            })
-            .flatten()
-            .collect()
+    f
+}
+
+/// Uploads, kernels and downloads each on their own stream, and the host never waiting.
+fn check_streams(t: &Trace) -> Result<(), Failure> {
+    let streams_of = |pick: &dyn Fn(&OpKind) -> bool| -> std::collections::BTreeSet<u32> {
+        t.ops.iter().filter(|o| pick(&o.kind)).map(|o| o.stream).collect()
     };
-    let read = |kernel: &str| -> BTreeSet<u64> {
-        t.ops
-            .iter()
-            .filter_map(|o| match &o.kind {
-                OpKind::Launch { kernel: k, buffers, .. } if k == kernel => Some(buffers.iter().map(|b| b.0).collect::<Vec<_>>()),
-                _ => None,
-            })
-            .flatten()
-            .collect()
-    };
-    if written("expert_forward").is_disjoint(&read("combine")) {
-        return Err(Failure::new("expert_forward wrote no buffer that combine reads").concept(ZERO_COPY));
+    let up = streams_of(&|k| matches!(k, OpKind::Copy { dir: CopyDir::HostToDevice, .. }));
+    let work = streams_of(&|k| k.is_launch());
+    let down = streams_of(&|k| matches!(k, OpKind::Copy { dir: CopyDir::DeviceToHost, .. }));
+    let separate = up.len() == 1 && work.len() == 1 && down.len() == 1 && up != work && work != down && up != down;
+    if !separate {
+        return Err(Failure::new(format!(
+            "uploads ran on stream(s) {up:?}, kernels on {work:?}, downloads on {down:?}: the exercise gives each its own stream"
+        ))
+        .concept("keep the three streams as given (up, work, down); the exercise is the events between them"));
+    }
+    if let Some(op) = t.ops.iter().find(|o| matches!(o.kind, OpKind::SynchronizeStream | OpKind::SynchronizeDevice)) {
+        return Err(Failure::new(format!("the host waited for the device (`{}`) inside the rounds", op.kind.short())).concept(
+            "a host synchronisation orders everything, so it hides the missing events, but the host and the streams then \
+             take turns; order the streams with events and let the host run ahead",
+        ));
     }
     Ok(())
 }
 
-const MAPPED: &str = "mapped host memory: allocate the counters with gpu.alloc_mapped, pass them to the kernel like any \
-     device buffer, and wait for the kernel (stream.synchronize()) before the host reads them: there is no copy whose \
-     completion would tell the host that the counts are ready";
-
-/// `expert_counts(gpu, ids, experts) -> counts`, in mapped host memory.
-pub fn expert_counts(f: impl Fn(&Gpu, &[i32], usize) -> Result<MappedHostSlice<u32>>) {
-    grade("ch07-expert-counts", |ctx| {
-        for (n, experts, name) in [(1, 1, "one token, one expert"), (1000, 8, "1000 tokens"), (100_003, 64, "large, not a power of two")] {
-            let input = format!("{n} token ids, {experts} experts ({name})");
-            // Skewed, as routing is: low ids more often.
-            let ids: Vec<i32> =
-                (0..n).map(|_| (ctx.rng.usize(0, experts) * ctx.rng.usize(1, experts + 1) / (experts + 1)) as i32).collect();
-            ctx.gpu.clear_trace().map_err(Failure::from)?;
-            let counts = ctx.call(|| f(&ctx.gpu, &ids, experts)).map_err(|e| with_concept(e, MAPPED).or_input(&input))?;
-            // Read as the host would, with nothing inserting the wait for it.
-            ctx.gpu.set_auto_sync(false);
-            let got = counts.as_slice().map(<[u32]>::to_vec);
-            ctx.gpu.set_auto_sync(true);
-            let got = got.map_err(|e| Failure::from(e).concept(MAPPED).input(&input))?;
-            let mut want = vec![0u32; experts];
-            for &i in &ids {
-                want[i as usize] += 1;
-            }
-            check_values("counts", &got, &want, None).map_err(|e| e.concept(MAPPED).input(&input))?;
-            let trace = ctx.gpu.trace().map_err(Failure::from)?;
-            let copied_back = trace.bytes_copied(CopyDir::DeviceToHost) + trace.bytes_copied(CopyDir::DeviceToDevice);
-            if copied_back > 0 {
-                return Err(Failure::new(format!("{copied_back} bytes were copied after the counting: the counts took a detour"))
-                    .concept(format!("{MAPPED}; the kernel writes the counts straight into the mapped memory the host reads"))
-                    .input(&input));
-            }
-            let wrote_mapped = trace
-                .launches()
-                .any(|o| matches!(&o.kind, OpKind::Launch { buffers, .. } if buffers.iter().any(|b| b.0 == counts.id() && b.1)));
-            if !wrote_mapped {
-                return Err(Failure::new("no kernel wrote the mapped counts that were returned").concept(MAPPED).input(&input));
-            }
-        }
-        Ok(())
-    });
+/// Some upload of a later round overlaps a download of an earlier one: the rounds pipeline.
+fn check_pipelined(t: &Trace) -> Result<(), Failure> {
+    let is = |d: CopyDir| move |o: &crate::gpu::TraceOp| matches!(o.kind, OpKind::Copy { dir, .. } if dir == d);
+    let overlap = t.overlap_us(is(CopyDir::HostToDevice), is(CopyDir::DeviceToHost));
+    if overlap <= 0.0 {
+        return Err(Failure::new("the rounds ran one after another: no upload overlapped any download").concept(
+            "wait only for what each operation needs: the next upload needs only this round's kernel to have read x, \
+             not this round's download; too many waits make the streams take turns",
+        ));
+    }
+    Ok(())
 }

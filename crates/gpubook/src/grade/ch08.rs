@@ -1,240 +1,322 @@
-//! Chapter 8: pipeline parallelism, from 1F1B to zero bubble. These exercises run no kernels:
-//! they are graded against `gpubook::sim`, whose simulator and generators are the reference.
+//! Chapter 8: double buffering. The ping-pong pipeline is graded on its values, on the trace
+//! (at least 80% of the copy time hidden behind other engines' work, the host never waiting
+//! inside the loop, two pairs of buffers) and, with automatic synchronisation off, on having no
+//! hazard: one buffer shared by both streams is a buffer reused before its last user is done.
+//! The low-latency exchange is graded by playing simulated ranks through the learner's protocol
+//! for 10,000 operations in orders drawn from the seed; every signal read, clean and count is
+//! checked as it happens (gpubook/low_latency.cuh).
 
-use super::{Failure, grade};
-use crate::sim::report::num;
-use crate::sim::{Costs, Layout, Op, OpKind as SimOp, Schedule, ScheduleKind, SimError, SimResult, simulate};
+use super::explain::Explain;
+use super::{Failure, Tolerance, check_f32, grade};
+use crate::gpu::{BackendKind, CopyDir, DeviceSlice, Gpu, LaunchConfig, OpKind, PinnedHostSlice, Result, Source, Trace};
+use crate::overlap::copy_hidden;
 
-/// `bubbles(programs, costs) -> per-rank bubble` for single-chunk schedules (1F1B, ZB1P).
-pub fn bubbles(f: impl Fn(&[Vec<Op>], &Costs) -> Vec<f64>) {
-    grade("ch08-bubbles", |ctx| {
-        // (PP, N, F, B, W): where the report's formulas hold, where ZB1P's does not (W > F), few
-        // micro-batches (N < PP), and one random case from the seed.
-        let mut cases = vec![
-            (4, 8, 2.0, 4.0, 2.0),
-            (8, 20, 1.0, 3.0, 2.0),
-            (4, 2, 1.0, 2.0, 1.0),
-            (1, 3, 1.0, 2.0, 0.5),
-            (6, 9, 3.0, 4.0, 1.0),
-            (2, 5, 1.0, 6.0, 3.0),
+/// The share of copy time the ping-pong must hide.
+pub const HIDDEN_GOAL: f64 = 0.80;
+
+const PING_PONG: &str = "double buffering: chunk i uses buffer pair i % 2 on stream i % 2, so while one stream \
+     computes chunk i the other copies chunk i+1 in (and chunk i-1 out); a pair is reused only by its own stream, \
+     after its previous download, by stream order";
+
+/// `ping_pong(gpu, input, output, scale, shift, chunk_rows)`: output = input · scale + shift per
+/// channel, chunk by chunk, on two streams.
+pub fn ping_pong(f: impl Fn(&Gpu, &PinnedHostSlice<f32>, &mut PinnedHostSlice<f32>, &[f32], &[f32], usize) -> Result<()>) {
+    grade("ch08-ping-pong", |ctx| {
+        let hidden = 64;
+        // Chunks big enough that copying them, not issuing them, takes the time.
+        let chunk_rows = if ctx.gpu.backend() == BackendKind::Cuda { 16384 } else { 4096 };
+        let cases = [
+            (1, "one row: a single, partial chunk", false),
+            (chunk_rows, "exactly one chunk", false),
+            (12 * chunk_rows + 37, "twelve chunks and a partial one", true),
         ];
-        let pp = ctx.rng.usize(2, 9);
-        let b = ctx.rng.usize(2, 9) as f64;
-        cases.push((pp, ctx.rng.usize(1, 3 * pp), ctx.rng.usize(1, 6) as f64, b, ctx.rng.usize(0, b as usize + 1) as f64));
-        for (pp, n, fc, bc, wc) in cases {
-            for kind in [ScheduleKind::OneFOneB, ScheduleKind::Zb1p] {
-                let costs = Costs::new(fc, bc, wc, fc + bc);
-                let reference = reference(kind, pp, n, &costs);
-                let input = format!("{kind}, PP = {pp}, N = {n}, F = {fc}, B = {bc}, W = {wc}");
-                let got = ctx.call(|| Ok(f(&reference.schedule.programs, &costs))).map_err(|e| e.or_input(&input))?;
-                check_bubbles(&got, &reference).map_err(|e| e.input(&input))?;
+        for (rows, name, timed) in cases {
+            let input_name = format!("{rows} rows of {hidden} channels, chunks of {chunk_rows} rows ({name})");
+            let n = rows * hidden;
+            let x = ctx.rng.vec_f32(n, -4.0, 4.0);
+            let scale = ctx.rng.vec_f32(hidden, 0.5, 1.5);
+            let shift = ctx.rng.vec_f32(hidden, -1.0, 1.0);
+            let (input, mut output) = pinned_pair(&ctx.gpu, &x).map_err(Failure::from)?;
+            ctx.gpu.set_auto_sync(false);
+            ctx.gpu.clear_trace().map_err(Failure::from)?;
+            ctx.call(|| f(&ctx.gpu, &input, &mut output, &scale, &shift, chunk_rows))
+                .map_err(|e| hazard_concept(e).or_input(&input_name))?;
+            if ctx.gpu.auto_sync() {
+                return Err(Failure::new("automatic synchronisation was switched back on")
+                    .concept("order the streams yourself: leave gpu.set_auto_sync(false) as it is")
+                    .input(&input_name));
             }
+            let got = output.as_slice().map_err(Failure::from)?.to_vec();
+            let want: Vec<f64> =
+                x.iter().enumerate().map(|(i, &v)| v as f64 * scale[i % hidden] as f64 + shift[i % hidden] as f64).collect();
+            check_f32("output", &got, &want, Tolerance::F32).map_err(|e| e.input(&input_name).concept(PING_PONG))?;
+            let trace = ctx.gpu.trace().map_err(Failure::from)?;
+            check_ping_pong_trace(&trace, chunk_rows * hidden * 4, timed).map_err(|e| e.input(&input_name))?;
         }
         Ok(())
     });
 }
 
-fn reference(kind: ScheduleKind, pp: usize, n: usize, costs: &Costs) -> SimResult {
-    let schedule = kind.generate(pp, n).expect("the grader's shapes are valid");
-    simulate(&schedule, costs).expect("the reference schedules run")
+/// Pinned input holding `x`, and pinned output of the same length.
+fn pinned_pair(gpu: &Gpu, x: &[f32]) -> Result<(PinnedHostSlice<f32>, PinnedHostSlice<f32>)> {
+    // SAFETY: the input is written here; the output by the exercise before the grader reads it.
+    let mut input = unsafe { gpu.alloc_pinned::<f32>(x.len()) }?;
+    input.as_mut_slice()?.copy_from_slice(x);
+    let mut output = unsafe { gpu.alloc_pinned::<f32>(x.len()) }?;
+    output.as_mut_slice()?.fill(f32::from_bits(u32::MAX)); // poison: unwritten rows show
+    Ok((input, output))
 }
 
-fn check_bubbles(got: &[f64], r: &SimResult) -> Result<(), Failure> {
-    let want = &r.bubbles;
-    if got.len() != want.len() {
-        return Err(Failure::new(format!("{} bubbles came back for {} ranks", got.len(), want.len()))
-            .concept("one bubble per rank: programs[rank] is that rank's list of ops"));
+fn hazard_concept(f: Failure) -> Failure {
+    if f.details.iter().any(|d| d.starts_with("cross-stream hazard")) {
+        return f.concept(
+            "with automatic synchronisation off, a buffer touched by two streams needs an event between the two uses: \
+             the kernels read `scale` and `shift`, which the default stream uploaded (record an event after the upload, \
+             make each stream wait on it); and a chunk buffer shared by both streams would be overwritten by one \
+             while the other still uses it: give each stream its own pair",
+        );
     }
-    let Some(rank) = (0..want.len()).find(|&i| (got[i] - want[i]).abs() > 1e-9) else { return Ok(()) };
-    let (g, w) = (got[rank], want[rank]);
-    let first_start = r.spans[rank].first().map_or(0.0, |s| s.start);
-    let last_end = r.spans[rank].last().map_or(0.0, |s| s.end);
-    let gaps = last_end - first_start - r.busy[rank];
-    let kind = r.schedule.kind;
-    let c = &r.costs;
-    let mut failure = Failure::new(format!("rank {rank}'s bubble: you said {}, the schedule idles {}", num(g), num(w)))
-        .detail(format!("your bubbles:       {}", list(got)))
-        .detail(format!("simulated bubbles:  {}", list(want)))
-        .detail(format!(
-            "rank {rank}: makespan {}, busy {}; its first op starts at {}, its last ends at {}",
-            num(r.makespan),
-            num(r.busy[rank]),
-            num(first_start),
-            num(last_end)
+    f
+}
+
+/// What the trace must show: two pairs of chunk buffers, no host waits inside the loop, and
+/// (for the timed case) most of the copy time overlapped by other engines' work.
+fn check_ping_pong_trace(t: &Trace, chunk_bytes: usize, timed: bool) -> Result<(), Failure> {
+    let chunk_buffers = t.ops.iter().filter(|o| matches!(o.kind, OpKind::Alloc { bytes, .. } if bytes == chunk_bytes)).count();
+    if chunk_buffers > 4 {
+        return Err(Failure::new(format!("{chunk_buffers} chunk-sized device buffers were allocated")).concept(
+            "double buffering needs two pairs of chunk buffers (x and y for each stream), reused chunk after chunk: one \
+             buffer per chunk hides the reuse problem, and a real dataset would not fit",
         ));
-    let formula = kind.formula_bubble(r.schedule.pp(), c);
-    failure = if (g - gaps).abs() < 1e-9 && (gaps - w).abs() > 1e-9 {
-        failure.concept(
-            "the bubble is all of a rank's idle time from 0 to the makespan: the wait before its first op \
-             (warm-up) and after its last (cool-down) count, not only the gaps between ops",
-        )
-    } else if (g - formula).abs() < 1e-9 {
-        failure.concept(format!(
-            "{kind}'s formula {} = {} holds only for some costs (for ZB1P: W ≤ F and W ≤ B − W, so that each \
-             weight gradient fits the gap it fills); time the ops instead: each starts once its rank is free and \
-             its inputs have ended",
-            kind.bubble_formula(),
-            num(formula)
-        ))
-    } else {
-        failure.concept(
-            "a pipeline's timing: each op starts when its rank is free and its inputs have ended (F after the \
-             previous stage's F, B or Bz after this stage's F and the next stage's input gradient, W after its \
-             Bz); bubble = makespan − the rank's busy time",
-        )
-    };
-    Err(failure)
-}
-
-fn list(v: &[f64]) -> String {
-    v.iter().map(|x| num(*x)).collect::<Vec<_>>().join(", ")
-}
-
-/// `one_f_one_b(pp, n) -> programs`.
-pub fn one_f_one_b(f: impl Fn(usize, usize) -> Vec<Vec<Op>>) {
-    grade("ch08-one-f-one-b", |ctx| {
-        let shapes = [(4, 8), (1, 3), (2, 1), (4, 2), (3, 7), (8, 20), (ctx.rng.usize(2, 9), ctx.rng.usize(1, 25))];
-        for (pp, n) in shapes {
-            let input = format!("PP = {pp}, N = {n}");
-            let programs = ctx.call(|| Ok(f(pp, n))).map_err(|e| e.or_input(&input))?;
-            let reference = ScheduleKind::OneFOneB.generate(pp, n).expect("a valid shape");
-            let layout = Layout::Linear { ranks: pp, microbatches: n };
-            check_schedule(&reference, layout, programs, &ONE_F_ONE_B).map_err(|e| e.input(&input))?;
-        }
-        Ok(())
-    });
-}
-
-/// What each exercise's messages say about its schedule.
-pub(crate) struct Teaching {
-    /// The idea the schedule is built on, for differences no specific rule explains.
-    pub shape: &'static str,
-    /// Why a simulation deadlocks.
-    pub deadlock: &'static str,
-}
-
-const ONE_F_ONE_B: Teaching = Teaching {
-    shape: "1F1B on rank r: PP-1-r forwards (warm-up), then one forward and one backward in turn (steady \
-            state), then the remaining backwards (cool-down); with N < PP-1-r, all N forwards, then all N backwards",
-    deadlock: "an op can only run once what it needs has run: a backward after this stage's forward of the same \
-               micro-batch, and after the next stage's backward",
-};
-
-/// Costs the schedules are simulated with: the chapter's, and one where W is large.
-const COSTS: [Costs; 2] =
-    [Costs { f: 2.0, b: 4.0, w: 2.0, fb: 5.0, latency: 0.0 }, Costs { f: 1.0, b: 3.0, w: 2.0, fb: 3.0, latency: 0.0 }];
-
-/// Checks the learner's programs against `reference`: one per rank, a simulation that runs (no
-/// deadlock, nothing missing or twice), the exact op lists, and the reference's bubble and
-/// activation peak. Shared with chapter 9's DualPipe exercise.
-pub(crate) fn check_schedule(reference: &Schedule, layout: Layout, programs: Vec<Vec<Op>>, teach: &Teaching) -> Result<(), Failure> {
-    if programs.len() != reference.programs.len() {
-        return Err(Failure::new(format!("{} programs came back for {} ranks", programs.len(), reference.programs.len()))
-            .concept("one program per rank: element r of the result is rank r's list of ops, in the order it runs them"));
     }
-    let theirs = Schedule { kind: reference.kind, layout, programs };
-    // Whether a schedule deadlocks does not depend on the costs: one simulation tells.
-    if let Err(e) = simulate(&theirs, &COSTS[0]) {
-        let failure = match &e {
-            SimError::Deadlock { .. } => Failure::new("the schedule deadlocks: no rank can start its next op").concept(teach.deadlock),
-            _ => Failure::new(format!("the simulator refuses the schedule: {}", first_line(&e.to_string()))).concept(
-                "every (stage, micro-batch) needs exactly one forward, one input gradient and one weight gradient \
-                 (B computes both gradients; Bz and a later W split them)",
-            ),
-        };
-        return Err(failure.detail(e.to_string()));
+    let pinned_copy = |o: &crate::gpu::TraceOp| matches!(o.kind, OpKind::Copy { pinned: true, .. });
+    let first = t.ops.iter().position(pinned_copy);
+    let last = t.ops.iter().rposition(|o| matches!(o.kind, OpKind::Copy { dir: CopyDir::DeviceToHost, .. }));
+    if let (Some(first), Some(last)) = (first, last)
+        && let Some(op) = t.ops[first..last].iter().find(|o| matches!(o.kind, OpKind::SynchronizeStream | OpKind::SynchronizeDevice))
+    {
+        return Err(Failure::new(format!("the host waited for the device (`{}`) inside the pipeline", op.kind.short())).concept(
+            "the host only issues work in the loop; a host wait there drains the streams and stops the overlap \
+             (copies from and into pinned memory are asynchronous, so nothing needs it)",
+        ));
     }
-    if let Some((rank, index)) = first_difference(&reference.programs, &theirs.programs) {
-        return Err(difference(reference, &theirs, rank, index, teach));
+    if !t.ops.iter().any(|o| matches!(o.kind, OpKind::Copy { pinned: true, .. })) {
+        return Err(Failure::new("no copy used pinned host memory").concept(
+            "copy from and into the pinned buffers you were given (input.slice(..), output.slice_mut(..)): a copy from \
+             pageable memory is staged by the driver and cannot overlap anything",
+        ));
     }
-    for costs in COSTS {
-        let (want, got) = (simulate(reference, &costs).expect("the reference runs"), simulate(&theirs, &costs).expect("it ran above"));
-        if got.bubble != want.bubble || got.peak_activations != want.peak_activations {
+    if timed {
+        let h = copy_hidden(t);
+        if h.fraction() < HIDDEN_GOAL {
             return Err(Failure::new(format!(
-                "the same op lists simulate to bubble {} and activations {:?}, not {} and {:?}",
-                num(got.bubble),
-                got.peak_activations,
-                num(want.bubble),
-                want.peak_activations
+                "only {:.0}% of the copy time overlapped other work ({:.0} of {:.0} µs); the goal is {:.0}%",
+                100.0 * h.fraction(),
+                h.hidden_us,
+                h.copy_us,
+                100.0 * HIDDEN_GOAL
             ))
-            .concept("the simulator is deterministic: this is a bug in gpubook, please report it"));
+            .concept(PING_PONG)
+            .detail(streams_summary(t)));
         }
     }
     Ok(())
 }
 
-/// Where the learner's programs first leave the reference, what that costs in the simulation,
-/// and the idea the difference points to.
-fn difference(reference: &Schedule, theirs: &Schedule, rank: usize, index: usize, teach: &Teaching) -> Failure {
-    let with_chunk = reference.layout.chunks() > 1;
-    let show = |op: Option<&Op>| op.map_or("nothing (the program has ended)".to_string(), |op| describe(op, with_chunk));
-    let (w, g) = (reference.programs[rank].get(index), theirs.programs[rank].get(index));
-    let mut failure = Failure::new(format!("rank {rank} op #{index}: expected {}, got {}", show(w), show(g)))
-        .detail(format!("expected rank {rank}: {}", reference.rank_notation(rank)))
-        .detail(format!("your rank {rank}:     {}", theirs.rank_notation(rank)));
-    let mut more_memory = None;
-    for costs in COSTS {
-        let (want, got) = (simulate(reference, &costs).expect("the reference runs"), simulate(theirs, &costs).expect("it ran"));
-        failure = failure.detail(format!(
-            "simulated with F = {}, B = {}, W = {}, F&B = {}: bubble {} (the schedule's {}), peak activations {} (the schedule's {})",
-            num(costs.f),
-            num(costs.b),
-            num(costs.w),
-            num(costs.fb),
-            num(got.bubble),
-            num(want.bubble),
-            got.max_activations(),
-            want.max_activations()
-        ));
-        if got.max_activations() > want.max_activations() {
-            more_memory = Some((got.max_activations(), want.max_activations()));
+/// Which streams the copies and kernels ran on, for a failure's evidence.
+fn streams_summary(t: &Trace) -> String {
+    let pipeline = |o: &&crate::gpu::TraceOp| matches!(o.kind, OpKind::Copy { pinned: true, .. } | OpKind::Launch { .. });
+    let mut streams: Vec<u32> = t.ops.iter().filter(pipeline).map(|o| o.stream).collect();
+    streams.sort();
+    streams.dedup();
+    format!(
+        "copies and kernels ran on {} stream{} ({:?}); the timeline: `gpubook::viz::timeline_svg(&gpu.trace()?, ..)`",
+        streams.len(),
+        if streams.len() == 1 { "" } else { "s" },
+        streams
+    )
+}
+
+// ---- The low-latency exchange ----------------------------------------------------------------
+
+/// Operations every rank goes through, and per launch of the harness.
+pub const LL_OPS: usize = 10_000;
+const LL_OPS_PER_LAUNCH: usize = 1_000;
+/// The stage's shape: ranks, at most this many tokens per (sender, receiver) and operation, ints
+/// per token (see gpubook/low_latency.cuh).
+const LL_RANKS: usize = 4;
+const LL_TOKENS: usize = 3;
+const LL_HIDDEN: usize = 4;
+const LL_THREADS: u32 = 64;
+const LL_STATE_INTS: usize = 8;
+const LL_SHADOW_INTS: usize = 4;
+const LL_REPORT_INTS: usize = 24;
+
+/// Device memory the harness works in.
+struct Stage {
+    region: DeviceSlice<i32>,
+    shadow: DeviceSlice<i32>,
+    state: DeviceSlice<i32>,
+    out: DeviceSlice<i32>,
+    report: DeviceSlice<i32>,
+}
+
+/// `ll_buffers() -> Source`: the kernel file with `ll_flip`, `ll_send`, `ll_recv`.
+pub fn ll_buffers(source: impl Fn() -> Source) {
+    grade("ch08-ll-buffers", |ctx| {
+        let module = ctx.call(|| ctx.gpu.load_module(source()))?;
+        let run = module.load_function("ll_run").map_err(Failure::from)?;
+        let s = ctx.gpu.default_stream();
+        let per_buffer = LL_RANKS + LL_RANKS * LL_TOKENS * LL_HIDDEN;
+        let mut state = vec![0i32; LL_RANKS * LL_STATE_INTS + 3];
+        let seed = (ctx.seed as u32) | 1;
+        state[LL_RANKS * LL_STATE_INTS] = seed as i32; // the scheduler's random state
+        let mut region = s.alloc_zeros::<i32>(LL_RANKS * 2 * per_buffer).map_err(Failure::from)?;
+        region.set_label("region");
+        let mut stage = Stage {
+            region,
+            shadow: s.alloc_zeros::<i32>(LL_RANKS * 2 * LL_RANKS * LL_SHADOW_INTS).map_err(Failure::from)?,
+            state: s.clone_htod(&state).map_err(Failure::from)?,
+            out: s.alloc_zeros::<i32>(LL_RANKS * LL_RANKS * LL_TOKENS * LL_HIDDEN + LL_RANKS * LL_RANKS).map_err(Failure::from)?,
+            report: s.alloc_zeros::<i32>(LL_REPORT_INTS).map_err(Failure::from)?,
+        };
+        let cfg = LaunchConfig { grid_dim: (1, 1, 1), block_dim: (LL_THREADS, 1, 1), shared_mem_bytes: 0 };
+        let (ranks, tokens, hidden) = (LL_RANKS as i32, LL_TOKENS as i32, LL_HIDDEN as i32);
+        let mut report = vec![0i32; LL_REPORT_INTS];
+        for target in (LL_OPS_PER_LAUNCH..=LL_OPS).step_by(LL_OPS_PER_LAUNCH) {
+            let target_i = target as i32;
+            let ran = ctx.call(|| {
+                Ok((|| {
+                    let st = &mut stage;
+                    let mut l = s.launch_builder(&run);
+                    l.arg(&mut st.region).arg(&mut st.shadow).arg(&mut st.state).arg(&mut st.out).arg(&mut st.report);
+                    l.arg(&ranks).arg(&tokens).arg(&hidden).arg(&target_i).arg(&seed);
+                    unsafe { l.launch(cfg) }?;
+                    s.clone_dtoh(&st.report)
+                })())
+            })?;
+            report = ran.map_err(|e| {
+                let concept = LL_EXPLAIN.concept_for(&e).unwrap_or(LL_PROTOCOL).to_string();
+                Failure::from(e).concept(concept)
+            })?;
+            if report[0] != 0 {
+                return Err(ll_failure(&report));
+            }
         }
-    }
-    let specific = if let Some((got, want)) = more_memory {
-        Some(format!(
-            "activation memory: your order keeps {got} micro-batches' activations alive on one rank where the schedule \
-             needs {want}; a backward frees its micro-batch's activations, so backwards start as soon as the schedule allows"
+        // report[18]: the widest gap seen between the fastest and the slowest rank.
+        if report[18] < 1 {
+            return Err(Failure::new("the ranks never got out of step, so the test proved nothing")
+                .concept("(a grader bug: the harness should let ranks run ahead of each other)"));
+        }
+        Ok(())
+    });
+}
+
+/// What the emulator's findings most likely mean in this exercise.
+const LL_EXPLAIN: Explain<'static> = Explain {
+    race: Some(
+        "two threads wrote the same word in one phase (or one wrote what another read): let one thread \
+         (threadIdx.x == 0) write each count and each c.out_counts entry, split the token words between the \
+         threads, and keep the __syncthreads between the tokens and the counts in ll_send",
+    ),
+    out_of_bounds: Some(
+        "an index past a buffer: buffers are ll_buffer(c, rank, 0 or 1); token i from src is c.hidden ints at \
+         ll_slot(c, buffer, src, i), for i < its count; c.out is [ranks][tokens][hidden] and c.out_counts [ranks]",
+    ),
+    divergence: Some("every thread of the block must reach the __syncthreads in ll_send: guard the work, not the barrier"),
+    uninitialized: None,
+    launch_config: None,
+};
+
+const LL_PROTOCOL: &str = "two buffers per rank, alternating every operation (buffer = buffers[idx]; next = \
+     buffers[idx ^= 1]); during operation i, one warp zeroes the NEXT buffer's signals while the others send; counts \
+     go out as -n-1, after the cleaning and the tokens, so 0 always means \"not arrived yet\"";
+
+/// The harness's first violation, in words (the codes are gpubook/low_latency.cuh's).
+fn ll_failure(r: &[i32]) -> Failure {
+    let (rank, op, peer, other, value, buf) = (r[1], r[2], r[3], r[4], r[5], r[6]);
+    let f = match r[0] {
+        1 => Failure::new(format!(
+            "ll_flip gave buffer indices *cur = {value}, *next = {other} for rank {rank}'s operation {op}; both must be 0 or 1"
         ))
-    } else {
-        match (w.map(Op::kind), g.map(Op::kind)) {
-            (Some(SimOp::Bz | SimOp::W), _) | (_, Some(SimOp::Bz | SimOp::W)) => Some(
-                "the zero-bubble split: a backward run as Bz sends its input gradient upstream at once, and its W \
-                 (which nobody waits for) runs later, where the rank would otherwise idle"
-                    .to_string(),
-            ),
-            (Some(SimOp::Pair), _) | (_, Some(SimOp::Pair)) => Some(
-                "overlapped pairs: (F0B1) runs a forward of one direction beside a backward of the other, so each hides \
-                 the other's communication"
-                    .to_string(),
-            ),
-            _ => None,
+        .concept("*cur = *idx (this operation's buffer), then flip *idx ^= 1, then *next = *idx"),
+        2 => Failure::new(format!(
+            "rank {rank} sent rank {peer} a count written as 0 in operation {op}: to the receiver, 0 means \"nothing has arrived yet\""
+        ))
+        .concept("send a count of n tokens as -n-1: then 0 tokens is -1, and 0 stays free to mean \"not arrived\""),
+        3 => Failure::new(format!(
+            "stale read: in operation {op}, rank {rank} read the count rank {peer} had sent in operation {other} \
+             (value {value}, buffer {buf}): left over, not this operation's"
+        ))
+        .concept(
+            "a buffer's signals must be zeroed before the buffer is used again; with two buffers, operation i zeroes the \
+             signals of buffer (i+1) % 2, which operation i-1 used and operation i+1 will use",
+        ),
+        4 => Failure::new(format!(
+            "in operation {op}, rank {rank}'s cleaning zeroed the count rank {peer} had just sent it (in operation {other}, \
+             buffer {buf}) before it was read: that count is lost and its receiver would wait forever"
+        ))
+        .concept(
+            "clean only the NEXT buffer's signals, never the one this operation reads: a faster peer may already have \
+             sent this operation's count. With a single buffer there is no safe moment to clean: this is why there \
+             are two",
+        ),
+        5 => Failure::new(format!(
+            "in operation {op}, rank {rank}'s count landed on rank {peer}'s signal (buffer {buf}) while the count from \
+             operation {other} there was still unread: a buffer was reused before its last reader was done with it"
+        ))
+        .concept(
+            "alternate two buffers: a peer can be one operation ahead of you, never two, so its next operation writes \
+             into the other buffer while you still read this one",
+        ),
+        6 => Failure::new(format!("in operation {op}, rank {rank} received a count of {value} tokens from rank {peer}; {other} were sent"))
+            .concept("decode the signal v as n = -v - 1 (and send n as -n-1)"),
+        7 => Failure::new(format!(
+            "in operation {op}, rank {rank} received token {} word {} from rank {peer} as {value} ({}); expected {other} ({})",
+            r[7],
+            r[8],
+            describe_word(value),
+            describe_word(other)
+        ))
+        .concept(
+            "read the tokens only after the count has arrived, from this operation's buffer, at ll_slot(c, buffer, \
+             source, i); write them where ll_recv's caller looks: c.out[(source * c.tokens + i) * c.hidden + j]",
+        ),
+        8 if rank < 0 => Failure::new(
+            "deadlock: every rank waits in ll_recv, yet every count in the buffers they read has arrived: does ll_recv \
+             read the buffer `cur` it is given?",
+        )
+        .concept(LL_PROTOCOL),
+        8 => {
+            let (last_write, writer) = (r[7], r[8]);
+            let what = if value == 0 {
+                format!("rank {peer} has not sent it yet and cannot: it is stuck too")
+            } else if last_write == op && writer == peer + 1 && other >= last_write {
+                format!("rank {peer} sent it, and a cleaning in operation {other} zeroed it before it was read")
+            } else {
+                format!("rank {peer} has done its send for operation {op}, but its count never arrived in buffer {buf}")
+            };
+            Failure::new(format!("deadlock: in operation {op}, rank {rank} waits for rank {peer}'s count in buffer {buf}; {what}"))
+                .concept(LL_PROTOCOL)
         }
+        9 => Failure::new(format!(
+            "rank {rank} (operation {op}) passed ll_put_count / ll_get_count / ll_clean a pointer that is not a signal word"
+        ))
+        .concept("signal words are ll_buffer(c, rank, idx).signals[source]; the tokens live in .recv"),
+        10 => Failure::new(format!(
+            "rank {rank} wrote its count into rank {peer}'s signal slot {other} (operation {op}); each sender has its own slot"
+        ))
+        .concept("rank r announces its tokens in signals[r] of the receiver's buffer: ll_buffer(c, peer, cur).signals[c.rank]"),
+        k => Failure::new(format!("the harness reported an unknown violation {k}")),
     };
-    match specific {
-        Some(concept) => failure.concept(concept).detail(format!("the schedule: {}", teach.shape)),
-        None => failure.concept(teach.shape),
+    f.input(format!("{LL_RANKS} ranks, {LL_OPS} operations each, interleaved at random (the seed below replays it)"))
+}
+
+/// A token word says which operation, sender, receiver, token and word it is (ll_word_of).
+fn describe_word(w: i32) -> String {
+    if w < 0 {
+        return "not a token word".into();
     }
-}
-
-/// The first (rank, op index) where two sets of programs differ.
-fn first_difference(want: &[Vec<Op>], got: &[Vec<Op>]) -> Option<(usize, usize)> {
-    want.iter().zip(got).enumerate().find_map(|(rank, (w, g))| {
-        let n = w.len().max(g.len());
-        (0..n).find(|&i| w.get(i) != g.get(i)).map(|i| (rank, i))
-    })
-}
-
-/// "`F1` (micro-batch 3)", "`(F0B1)` (micro-batches 4 and 2)".
-fn describe(op: &Op, with_chunk: bool) -> String {
-    let mbs: Vec<String> = op.slots().iter().map(|s| s.mb.to_string()).collect();
-    let note = match op {
-        Op::W(_) => format!("the weight gradient of micro-batch {}", mbs[0]),
-        Op::Pair(..) => format!("micro-batches {} and {}", mbs[0], mbs[1]),
-        _ => format!("micro-batch {}", mbs[0]),
-    };
-    format!("`{}` ({note})", op.notation(with_chunk))
-}
-
-fn first_line(s: &str) -> &str {
-    s.lines().next().unwrap_or("")
+    let w = w as u32;
+    format!("op {}, from {} to {}, token {} word {}", w >> 13, (w >> 10) & 7, (w >> 7) & 7, (w >> 3) & 15, w & 7)
 }

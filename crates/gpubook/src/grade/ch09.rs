@@ -1,134 +1,220 @@
-//! Chapter 9: DualPipe. The schedule generator is graded like chapter 8's 1F1B, against
-//! `gpubook::sim`; the chunk pair runs on the device, and its trace says how much of the
-//! communication ran under computation.
+//! Chapter 9: zero copy. The zero-copy combine must give the same bits as the copy path (same
+//! kernels, same order of additions: only where the expert rows are written differs), with no
+//! device-to-device copy in its trace and the expert kernel writing the very buffer the combine
+//! reads. The mapped counts must be right, reach the host with no copy, and be read only after
+//! the kernel that wrote them is done (automatic synchronisation is off while the grader reads).
 
-use super::ch08::{Teaching, check_schedule};
-use super::{Failure, Tolerance, check_f32, grade};
-use crate::chunk_pair::{self, ChunkPair, Overlap, PairConfig, Plan, is_communication, is_compute};
-use crate::gpu::{Result, Stream, Trace};
-use crate::sim::{Layout, Op, ScheduleKind};
+use super::explain::Explain;
+use super::{Ctx, Failure, Tolerance, check_f32, check_values, grade};
+use crate::gpu::{CopyDir, Gpu, MappedHostSlice, OpKind, Result, Trace};
+use std::collections::BTreeSet;
 
-const DUALPIPE: Teaching = Teaching {
-    shape: "DualPipe's program for a rank at distance h from its pipeline's entry (h = min(rank, PP-1-rank)), with \
-            half = PP/2, edge = half-h-1 and M = N/2 micro-batches per direction: 2·edge × F0; h+1 × (F0 F1); edge × \
-            (B1z W F1); M-2·half+h+1 × ((F0B1) (F1B0)), the middle ranks' first (F0B1) split into F0 then B1; edge × \
-            (B1 (F1B0)); h+1 × (B1 B0) with the second h+1 of those 2(h+1) ops as Bz; edge × (W B0z); h+1 × W",
-    deadlock: "an op runs only once its inputs exist (a forward after the previous stage's forward, a backward after this \
-               stage's forward and the next stage's backward, W after its Bz); the deadlock lists who waits for what. \
-               Ranks r and PP-1-r run the same program: chunk 0 is the rank's stage in the first half of its own \
-               direction's pipeline, h = min(rank, PP-1-rank)",
-};
-
-/// `dualpipe(pp, n) -> programs`.
-pub fn dualpipe(f: impl Fn(usize, usize) -> Vec<Vec<Op>>) {
-    grade("ch09-dualpipe", |ctx| {
-        let pp = 2 * ctx.rng.usize(1, 5);
-        let random = (pp, 2 * ctx.rng.usize(pp, 2 * pp + 1));
-        for (pp, n) in [(4, 8), (2, 4), (4, 12), (6, 12), (8, 20), (8, 16), random] {
-            let input = format!("PP = {pp}, N = {n} ({} micro-batches from each end)", n / 2);
-            let programs = ctx.call(|| Ok(f(pp, n))).map_err(|e| e.or_input(&input))?;
-            let reference = ScheduleKind::DualPipe.generate(pp, n).expect("a valid shape");
-            let layout = Layout::Dual { ranks: pp, microbatches_per_direction: n / 2 };
-            check_schedule(&reference, layout, programs, &DUALPIPE).map_err(|e| e.input(&input))?;
-        }
-        Ok(())
-    });
+/// One combine problem: `tokens × top_k` rows go through their experts and come back summed.
+#[derive(Debug, Clone)]
+pub struct CombineInput {
+    /// Tokens of this rank (rows of the output).
+    pub tokens: usize,
+    /// Experts per token.
+    pub top_k: usize,
+    /// Floats per row.
+    pub hidden: usize,
+    pub experts: usize,
+    /// The rows the experts process, `[tokens * top_k][hidden]`: row m is token m / top_k's copy
+    /// for its (m % top_k)-th expert.
+    pub x: Vec<f32>,
+    /// Which expert processes row m.
+    pub expert_of: Vec<i32>,
+    /// Row m's gate weight in the sum.
+    pub weight: Vec<f32>,
+    /// Each expert's per-channel scale and bias, `[experts][hidden]`.
+    pub scale: Vec<f32>,
+    pub bias: Vec<f32>,
 }
 
-/// The fraction of the communication the chunk pair must hide, on the emulator's timeline and
-/// on a GPU (see `Overlap::hidden_against`).
-pub const HIDDEN_AT_LEAST: f64 = 0.8;
-
-const ORDER: &str = "each step must run after the step it reads from (Step::after): on the same stream, issue order \
-     does it; across streams it takes an event recorded after the producer and waited on before the consumer";
-
-const OVERLAP: &str = "DualPipe's overlap: each communication of one chunk runs beside a computation of the other: \
-     ATTN(F) ‖ COMBINE(B), MLP(B) ‖ DISPATCH(F), MLP(F) ‖ DISPATCH(B), ATTN(B) ‖ COMBINE(F). A stream runs its work \
-     in issue order, so issue the steps in that order too";
-
-/// `chunk_pair(pair, compute, comm)`: issue the pair's eight steps on the two streams.
-pub fn chunk_pair(f: impl Fn(&mut ChunkPair, &Stream, &Stream) -> Result<()>) {
-    grade("ch09-chunk-pair", |ctx| {
-        let large = chunk_pair::default_len(&ctx.gpu);
-        let config = PairConfig::for_device(&ctx.gpu);
-        // The fastest of a few runs on a GPU, for the learner's order and the baseline alike.
-        let reps = chunk_pair::default_reps(&ctx.gpu);
-        for (n, name) in
-            [(1, "a single token".to_string()), (1000, "1000 elements".to_string()), (large, format!("{large} elements, timed"))]
-        {
-            let input = format!("n = {n} ({name})");
-            let tokens = ctx.rng.vec_f32(n, -1.0, 1.0);
-            let grads = ctx.rng.vec_f32(n, -1.0, 1.0);
-            let mut pair = ChunkPair::new(&ctx.gpu, &tokens, &grads, config).map_err(|e| Failure::from(e).input(&input))?;
-            let mut best: Option<(Overlap, Trace)> = None;
-            for _ in 0..if n == large { reps } else { 1 } {
-                let (compute, comm) = (ctx.gpu.new_stream().map_err(Failure::from)?, ctx.gpu.new_stream().map_err(Failure::from)?);
-                ctx.gpu.clear_trace().map_err(Failure::from)?;
-                // The learner places the events: an unordered use of a buffer is an error, not a silent wait.
-                ctx.gpu.set_auto_sync(false);
-                let ran = ctx.call(|| f(&mut pair, &compute, &comm));
-                ctx.gpu.set_auto_sync(true);
-                ran.map_err(|e| e.or_input(&input))?;
-                ctx.gpu.synchronize().map_err(Failure::from)?;
-                let trace = ctx.gpu.trace().map_err(Failure::from)?;
-                let o = Overlap::of(&trace);
-                if o.launches != 4 || o.copies != 4 {
-                    return Err(Failure::new(format!(
-                        "{} computations and {} communications ran; a chunk pair has four of each",
-                        o.launches, o.copies
-                    ))
-                    .input(&input)
-                    .detail(story(&pair, &trace))
-                    .concept(
-                        "run each of the eight steps once: pair.run(step, stream) for every step of Step::FORWARD and Step::BACKWARD",
-                    ));
-                }
-                if best.as_ref().is_none_or(|(b, _)| o.makespan_us < b.makespan_us) {
-                    best = Some((o, trace));
-                }
-            }
-            let (out, grad_in) = pair.results(&ctx.gpu.default_stream()).map_err(Failure::from)?;
-            let (want_out, want_grad) = ChunkPair::expected(&tokens, &grads);
-            check_f32("forward.out", &out, &want_out, Tolerance::F32).map_err(|e| e.input(&input).concept(ORDER))?;
-            check_f32("backward.grad_in", &grad_in, &want_grad, Tolerance::F32).map_err(|e| e.input(&input).concept(ORDER))?;
-            if n < large {
-                continue;
-            }
-            let (theirs, trace) = best.expect("at least one run");
-            let alone = chunk_pair::measure(&ctx.gpu, Plan::OneStream, n, config, reps)
-                .map_err(|e| Failure::new(format!("the one-stream baseline failed: {e:#}")))?
-                .overlap;
-            let hidden = theirs.hidden_against(&alone);
-            if hidden < HIDDEN_AT_LEAST {
-                return Err(Failure::new(format!(
-                    "{:.0}% of the communication was hidden; at least {:.0}% should be",
-                    100.0 * hidden,
-                    100.0 * HIDDEN_AT_LEAST
-                ))
-                .input(&input)
-                .detail(story(&pair, &trace))
-                .detail(format!(
-                    "your pair took {:.1} µs, {:.1} µs of them with no kernel running; on one stream the copies take {:.1} µs",
-                    theirs.makespan_us,
-                    theirs.exposed_us(),
-                    alone.comm_us
-                ))
-                .concept(OVERLAP));
-            }
+impl CombineInput {
+    /// A random problem from the grader's seed.
+    pub fn random(ctx: &mut Ctx, tokens: usize, top_k: usize, hidden: usize, experts: usize) -> CombineInput {
+        let rows = tokens * top_k;
+        let rng = &mut ctx.rng;
+        CombineInput {
+            tokens,
+            top_k,
+            hidden,
+            experts,
+            x: rng.vec_f32(rows * hidden, -2.0, 2.0),
+            expert_of: (0..rows).map(|_| rng.usize(0, experts) as i32).collect(),
+            weight: rng.vec_f32(rows, 0.0, 1.0),
+            scale: rng.vec_f32(experts * hidden, 0.5, 1.5),
+            bias: rng.vec_f32(experts * hidden, -0.5, 0.5),
         }
-        Ok(())
-    });
-}
-
-/// The pair's steps as they ran, in issue order: stream, start and end, the step.
-fn story(pair: &ChunkPair, trace: &Trace) -> String {
-    let steps: Vec<_> = trace.ops.iter().filter(|o| is_compute(o) || is_communication(o)).collect();
-    let t0 = steps.iter().map(|o| o.start_us).fold(f64::INFINITY, f64::min);
-    let mut lines = vec!["what ran, in the order you issued it (µs from the first step's start):".to_string()];
-    for o in steps {
-        let step = pair.step_of(o).map_or("?".to_string(), |s| s.to_string());
-        let what = if is_compute(o) { "computes" } else { "communicates" };
-        lines.push(format!("  stream {}  {:>9.1} → {:>9.1}  {step:<12} {what}", o.stream, o.start_us - t0, o.end_us - t0));
     }
-    lines.join("\n")
+
+    /// The combine computed on the host in float64.
+    pub fn reference(&self) -> Vec<f64> {
+        let mut out = vec![0.0f64; self.tokens * self.hidden];
+        for m in 0..self.tokens * self.top_k {
+            let e = self.expert_of[m] as usize;
+            for c in 0..self.hidden {
+                let v = self.x[m * self.hidden + c] as f64 * self.scale[e * self.hidden + c] as f64 + self.bias[e * self.hidden + c] as f64;
+                out[(m / self.top_k) * self.hidden + c] += self.weight[m] as f64 * v.max(0.0);
+            }
+        }
+        out
+    }
+}
+
+const ZERO_COPY: &str = "zero copy: instead of staging the expert output and copying it into the send buffer, hand \
+     the expert kernel a view of the send buffer itself (view_2d_mut: the payloads start HEADER_BYTES in and are one \
+     message apart, so the view's row stride is the message length) and let it write there; the combine then sends \
+     from the very same memory";
+
+type CombineFn<'a> = dyn Fn(&Gpu, &CombineInput) -> Result<Vec<f32>> + 'a;
+
+/// `combine_with_copy` (given) and `combine_zero_copy` (the exercise), both `(gpu, input) -> out`.
+pub fn zero_copy_combine(
+    with_copy: impl Fn(&Gpu, &CombineInput) -> Result<Vec<f32>>,
+    zero_copy: impl Fn(&Gpu, &CombineInput) -> Result<Vec<f32>>,
+) {
+    grade("ch09-zero-copy-combine", |ctx| {
+        // (tokens, top_k, hidden, experts)
+        let shapes = [(1, 1, 4, 1, "one token, one expert"), (37, 2, 33, 4, "odd hidden size"), (128, 2, 64, 8, "a batch")];
+        for (tokens, top_k, hidden, experts, name) in shapes {
+            let input = format!("{tokens} tokens, top-{top_k} of {experts} experts, hidden {hidden} ({name})");
+            let p = CombineInput::random(ctx, tokens, top_k, hidden, experts);
+            let (copied, copy_trace) = run(ctx, &with_copy, &p).map_err(|e| e.or_input(format!("{input}, the copy path")))?;
+            let (direct, trace) = run_explained(ctx, &zero_copy, &p, &input)?;
+            check_f32("out (copy path)", &copied, &p.reference(), Tolerance::sum_of(top_k + 2)).map_err(|e| e.input(&input))?;
+            let (a, b): (Vec<u32>, Vec<u32>) = (direct.iter().map(|v| v.to_bits()).collect(), copied.iter().map(|v| v.to_bits()).collect());
+            check_values("out", &a, &b, Some(u32::MAX)).map_err(|e| {
+                Failure::new(format!("not bit-identical to the copy path: {}", e.what))
+                    .concept(format!(
+                        "{ZERO_COPY}. The same kernels adding in the same order give the same bits, so a difference means \
+                         the rows went somewhere else: a wrong byte offset (the header is {} bytes) or row stride",
+                        16
+                    ))
+                    .detail(e.details.join("\n"))
+                    .input(&input)
+            })?;
+            check_no_staging(&trace, &copy_trace).map_err(|e| e.input(&input))?;
+        }
+        Ok(())
+    });
+}
+
+fn run(ctx: &Ctx, f: &CombineFn<'_>, p: &CombineInput) -> Result<(Vec<f32>, Trace), Failure> {
+    ctx.gpu.clear_trace().map_err(Failure::from)?;
+    let out = ctx.call(|| f(&ctx.gpu, p))?;
+    Ok((out, ctx.gpu.trace().map_err(Failure::from)?))
+}
+
+/// The zero-copy path, with the emulator's findings explained in this exercise's terms.
+fn run_explained(ctx: &Ctx, f: &CombineFn<'_>, p: &CombineInput, input: &str) -> Result<(Vec<f32>, Trace), Failure> {
+    let explain = Explain {
+        uninitialized: Some(
+            "the combine read part of the send buffer that nothing wrote: the expert rows did not all land in the \
+             payload slots. They start HEADER_BYTES into each message and are one message (msg_words words) apart",
+        ),
+        out_of_bounds: Some(
+            "the expert kernel wrote past the send buffer: a view of rows × hidden floats with a row stride of \
+             msg_words starts HEADER_BYTES in and ends inside the buffer; check the offset, the stride and `ld`",
+        ),
+        ..Default::default()
+    };
+    ctx.gpu.clear_trace().map_err(Failure::from)?;
+    let out = match ctx.call(|| Ok(f(&ctx.gpu, p))).map_err(|e| e.or_input(input))? {
+        Ok(out) => out,
+        Err(e) => {
+            let concept = explain.concept_for(&e).unwrap_or(ZERO_COPY).to_string();
+            return Err(Failure::from(e).concept(concept).or_input(input));
+        }
+    };
+    Ok((out, ctx.gpu.trace().map_err(Failure::from)?))
+}
+
+/// Names the exercise's concept, unless the failure is an untouched TODO (which says what to do).
+fn with_concept(f: Failure, concept: &str) -> Failure {
+    if f.what.starts_with("not yet implemented") { f } else { f.concept(concept) }
+}
+
+/// No device-to-device bytes, and the expert kernel writes a buffer the combine kernel reads.
+fn check_no_staging(t: &Trace, copy_path: &Trace) -> Result<(), Failure> {
+    let staged = t.bytes_copied(CopyDir::DeviceToDevice);
+    if staged > 0 {
+        let copies = t.ops.iter().filter(|o| matches!(o.kind, OpKind::Copy { dir: CopyDir::DeviceToDevice, .. })).count();
+        let plural = if copies == 1 { "copy" } else { "copies" };
+        return Err(Failure::new(format!("{copies} device-to-device {plural} moved {staged} bytes: the expert output was staged"))
+            .concept(ZERO_COPY)
+            .detail(format!(
+                "the copy path staged {} bytes; the zero-copy path should stage none",
+                copy_path.bytes_copied(CopyDir::DeviceToDevice)
+            )));
+    }
+    let written = |kernel: &str| -> BTreeSet<u64> {
+        t.ops
+            .iter()
+            .filter_map(|o| match &o.kind {
+                OpKind::Launch { kernel: k, buffers, .. } if k == kernel => {
+                    Some(buffers.iter().filter(|b| b.1).map(|b| b.0).collect::<Vec<_>>())
+                }
+                _ => None,
+            })
+            .flatten()
+            .collect()
+    };
+    let read = |kernel: &str| -> BTreeSet<u64> {
+        t.ops
+            .iter()
+            .filter_map(|o| match &o.kind {
+                OpKind::Launch { kernel: k, buffers, .. } if k == kernel => Some(buffers.iter().map(|b| b.0).collect::<Vec<_>>()),
+                _ => None,
+            })
+            .flatten()
+            .collect()
+    };
+    if written("expert_forward").is_disjoint(&read("combine")) {
+        return Err(Failure::new("expert_forward wrote no buffer that combine reads").concept(ZERO_COPY));
+    }
+    Ok(())
+}
+
+const MAPPED: &str = "mapped host memory: allocate the counters with gpu.alloc_mapped, pass them to the kernel like any \
+     device buffer, and wait for the kernel (stream.synchronize()) before the host reads them: there is no copy whose \
+     completion would tell the host that the counts are ready";
+
+/// `expert_counts(gpu, ids, experts) -> counts`, in mapped host memory.
+pub fn expert_counts(f: impl Fn(&Gpu, &[i32], usize) -> Result<MappedHostSlice<u32>>) {
+    grade("ch09-expert-counts", |ctx| {
+        for (n, experts, name) in [(1, 1, "one token, one expert"), (1000, 8, "1000 tokens"), (100_003, 64, "large, not a power of two")] {
+            let input = format!("{n} token ids, {experts} experts ({name})");
+            // Skewed, as routing is: low ids more often.
+            let ids: Vec<i32> =
+                (0..n).map(|_| (ctx.rng.usize(0, experts) * ctx.rng.usize(1, experts + 1) / (experts + 1)) as i32).collect();
+            ctx.gpu.clear_trace().map_err(Failure::from)?;
+            let counts = ctx.call(|| f(&ctx.gpu, &ids, experts)).map_err(|e| with_concept(e, MAPPED).or_input(&input))?;
+            // Read as the host would, with nothing inserting the wait for it.
+            ctx.gpu.set_auto_sync(false);
+            let got = counts.as_slice().map(<[u32]>::to_vec);
+            ctx.gpu.set_auto_sync(true);
+            let got = got.map_err(|e| Failure::from(e).concept(MAPPED).input(&input))?;
+            let mut want = vec![0u32; experts];
+            for &i in &ids {
+                want[i as usize] += 1;
+            }
+            check_values("counts", &got, &want, None).map_err(|e| e.concept(MAPPED).input(&input))?;
+            let trace = ctx.gpu.trace().map_err(Failure::from)?;
+            let copied_back = trace.bytes_copied(CopyDir::DeviceToHost) + trace.bytes_copied(CopyDir::DeviceToDevice);
+            if copied_back > 0 {
+                return Err(Failure::new(format!("{copied_back} bytes were copied after the counting: the counts took a detour"))
+                    .concept(format!("{MAPPED}; the kernel writes the counts straight into the mapped memory the host reads"))
+                    .input(&input));
+            }
+            let wrote_mapped = trace
+                .launches()
+                .any(|o| matches!(&o.kind, OpKind::Launch { buffers, .. } if buffers.iter().any(|b| b.0 == counts.id() && b.1)));
+            if !wrote_mapped {
+                return Err(Failure::new("no kernel wrote the mapped counts that were returned").concept(MAPPED).input(&input));
+            }
+        }
+        Ok(())
+    });
 }

@@ -29,14 +29,39 @@ pub struct Progress {
     pub exercises: BTreeMap<String, Entry>,
 }
 
+/// Exercise ids from before chapters 5 and 6 were inserted (old chapters 5-9 are now 7-11): a
+/// record written then keeps its progress under the new ids.
+const RENAMED: &[(&str, &str)] = &[
+    ("ch05-three-streams", "ch07-three-streams"),
+    ("ch06-ping-pong", "ch08-ping-pong"),
+    ("ch06-ll-buffers", "ch08-ll-buffers"),
+    ("ch07-zero-copy-combine", "ch09-zero-copy-combine"),
+    ("ch07-expert-counts", "ch09-expert-counts"),
+    ("ch08-bubbles", "ch10-bubbles"),
+    ("ch08-one-f-one-b", "ch10-one-f-one-b"),
+    ("ch09-dualpipe", "ch11-dualpipe"),
+    ("ch09-chunk-pair", "ch11-chunk-pair"),
+];
+
 impl Progress {
+    fn migrate(&mut self) {
+        for (old, new) in RENAMED {
+            if let Some(entry) = self.exercises.remove(*old) {
+                self.exercises.entry(new.to_string()).or_insert(entry);
+            }
+        }
+    }
+
     pub fn path(root: &Path) -> PathBuf {
         root.join(".gpubook").join("progress.json")
     }
 
     /// Reads the record (an empty one when there is none yet).
     pub fn load(root: &Path) -> Progress {
-        std::fs::read_to_string(Self::path(root)).ok().and_then(|t| serde_json::from_str(&t).ok()).unwrap_or_default()
+        let mut progress: Progress =
+            std::fs::read_to_string(Self::path(root)).ok().and_then(|t| serde_json::from_str(&t).ok()).unwrap_or_default();
+        progress.migrate();
+        progress
     }
 
     pub fn entry(&self, id: &str) -> Entry {
@@ -52,6 +77,7 @@ impl Progress {
         let mut text = String::new();
         file.read_to_string(&mut text)?;
         let mut progress: Progress = serde_json::from_str(&text).unwrap_or_default();
+        progress.migrate();
         let entry = progress.exercises.entry(id.to_string()).or_default();
         change(entry);
         let entry = entry.clone();
@@ -60,5 +86,19 @@ impl Progress {
         file.rewind()?;
         file.write_all(json.as_bytes())?;
         Ok(entry)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn old_ids_keep_their_progress() {
+        let mut p: Progress =
+            serde_json::from_str(r#"{"exercises":{"ch05-three-streams":{"status":"passed","attempts":3,"hints_shown":1}}}"#).unwrap();
+        p.migrate();
+        assert_eq!(p.entry("ch07-three-streams").status, Status::Passed);
+        assert!(!p.exercises.contains_key("ch05-three-streams"));
     }
 }

@@ -35,6 +35,7 @@ pub mod error;
 pub mod gantt;
 pub mod layout;
 pub mod op;
+pub mod reference;
 pub mod report;
 pub mod schedule;
 pub mod schedules;

@@ -12,6 +12,7 @@ pub mod gpu;
 pub mod grade;
 pub mod overlap;
 pub mod paths;
+pub mod reference;
 pub mod stubs;
 pub mod testing;
 pub mod viz;

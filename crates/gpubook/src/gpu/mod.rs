@@ -58,7 +58,10 @@ pub use repr::{DeviceRepr, vector};
 pub use select::{BACKEND_VAR, requested_backend};
 pub use stream::Stream;
 pub use strided::{StridedView, StridedViewMut};
-pub use trace::{CopyDir, OpKind, Trace, TraceOp};
+pub use trace::{
+    AccessCounts, BufferAccesses, CopyDir, GlobalAccesses, GlobalRequests, OpKind, SharedAccesses, SharedRequests, ThreadAccesses, Trace,
+    TraceOp,
+};
 
 /// Probes for what `gpubook doctor` reports, without creating a device.
 pub mod probe {

@@ -172,13 +172,19 @@ inline void access(void* p, size_t n, unsigned flags, void* ra) {
 template <class T> inline void volatile_read(void* p, void* ra) {
     uintptr_t pc = caller(ra);
     check_access(reinterpret_cast<uintptr_t>(p), sizeof(T), kAccessSync | kAccessAligned, pc);
-    if (Worker* w = tls_worker; w && w->blk) {
-        T v;
-        __builtin_memcpy(&v, p, sizeof(T));
+    Worker* w = tls_worker;
+    if (!w || !w->blk) return;
+    auto value = [p] {
         uint64_t bits = 0;
-        __builtin_memcpy(&bits, &v, sizeof(T) < 8 ? sizeof(T) : 8);
-        spin_point(*w, pc, reinterpret_cast<uintptr_t>(p), bits);
-    }
+        __builtin_memcpy(&bits, p, sizeof(T) < 8 ? sizeof(T) : 8);
+        return bits;
+    };
+    uintptr_t a = reinterpret_cast<uintptr_t>(p);
+    if (!spin_point(*w, pc, a, value())) return;
+    // The hook runs before the load, so after a wait the load reads what others wrote meanwhile:
+    // note the new value (a change is progress), and acquire what was released with it.
+    spin_point(*w, pc, a, value(), false);
+    if (g_arena.contains(a)) races_acquire(*w, a);
 }
 
 } // namespace

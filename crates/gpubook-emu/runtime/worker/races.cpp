@@ -220,6 +220,11 @@ void races_fence(Worker& w) {
     b.clock++;
 }
 
+void races_acquire(Worker& w, uintptr_t addr) {
+    auto it = g_sync.find(addr & ~uintptr_t(3));
+    if (it != g_sync.end()) w.blk->acquired.join(it->second);
+}
+
 uint32_t races_last_writer(uintptr_t addr) {
     if (!g_global || !g_arena.contains(addr)) return UINT32_MAX;
     const Access& a = g_global[(addr - g_arena.base()) / 4].write;

@@ -31,6 +31,9 @@ void races_begin_block(Block& b);
 void race_check(Worker& w, uintptr_t addr, size_t n, unsigned flags, uintptr_t pc, bool shared);
 // __threadfence() by the running thread: what its block did so far may be released.
 void races_fence(Worker& w);
+// The running thread reads the global word at `addr` with a synchronising access (again): its
+// block acquires what was released there.
+void races_acquire(Worker& w, uintptr_t addr);
 // The block that last wrote the word at `addr` (global memory), or UINT32_MAX.
 uint32_t races_last_writer(uintptr_t addr);
 

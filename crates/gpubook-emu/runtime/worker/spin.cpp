@@ -26,13 +26,13 @@ namespace {
     d.cls = "hang";
     d.message = format("blocks wait for blocks that cannot run at the same time: block %s waited on %s, which "
                        "block %s writes, but block %s cannot be resident together with block %s: the grid has "
-                       "%llu blocks and the device holds %llu at once (%u SMs, %llu threads per block). On a GPU "
+                       "%llu blocks and the device holds %llu at once (%u SM%s, %llu threads per block). On a GPU "
                        "this launch never finishes. Launch no more blocks than the device holds (for example "
                        "one per SM, each looping over several pieces of work), or let a block wait only for "
                        "blocks that started before it.",
                        coords(me).c_str(), what.c_str(), coords(wb).c_str(), coords(wb).c_str(),
                        coords(me).c_str(), (unsigned long long)l.total_blocks,
-                       (unsigned long long)l.resident_limit.load(), g_device.sms,
+                       (unsigned long long)l.resident_limit.load(), g_device.sms, g_device.sms == 1 ? "" : "s",
                        (unsigned long long)l.threads_per_block);
     d.pc = pc;
     set_location(d, b, &t);
@@ -41,16 +41,17 @@ namespace {
 
 } // namespace
 
-void spin_point(Worker& w, uintptr_t pc, uintptr_t addr, uint64_t value) {
+bool spin_point(Worker& w, uintptr_t pc, uintptr_t addr, uint64_t value, bool may_yield) {
     Thread& t = *w.current;
     Block& b = *w.blk;
     for (SpinMemo& m : t.spin) {
         if (m.pc != pc) continue;
         if (m.addr == addr && m.value == value) {
+            if (!may_yield) return false;
             t.spin_pc = pc;
             t.spin_addr = addr;
             yield_current(w, true);
-            return;
+            return true;
         }
         if (m.addr == addr) { // what it waited for changed
             b.idle_spins = 0;
@@ -64,9 +65,10 @@ void spin_point(Worker& w, uintptr_t pc, uintptr_t addr, uint64_t value) {
         }
         m.addr = addr;
         m.value = value;
-        return;
+        return false;
     }
     t.spin[t.spin_next++ % kSpinMemos] = SpinMemo{pc, addr, value};
+    return false;
 }
 
 } // namespace gpubook::rt

@@ -218,8 +218,9 @@ void yield_current(Worker& w, bool waiting);
 void set_location(Diagnostic& d, const Block& b, const Thread* t);
 
 // Spin detection (spin.cpp): `value` was read at pc from addr by a volatile or atomic access.
-// Yields when it is the value this thread read there last time.
-void spin_point(Worker& w, uintptr_t pc, uintptr_t addr, uint64_t value);
+// Yields when it is the value this thread read there last time (unless !may_yield); returns
+// whether it did. A value that changed is progress.
+bool spin_point(Worker& w, uintptr_t pc, uintptr_t addr, uint64_t value, bool may_yield = true);
 
 // Warp collectives (warp.cpp).
 void resolve_warp(Worker& w, Block& b, unsigned warp_index, unsigned lanes);

@@ -12,8 +12,8 @@ pub mod gpu;
 pub mod grade;
 pub mod overlap;
 pub mod paths;
+pub mod progress;
 pub mod reference;
-pub mod stubs;
 pub mod testing;
 pub mod viz;
 

@@ -31,11 +31,16 @@ impl Ctx {
         }
     }
 
-    /// Runs the learner's function, turning a panic or an error into a `Failure`.
+    /// Runs the learner's function, turning a panic or an error into a `Failure`. An answer that
+    /// calls the library's own reference for what it is asked to compute fails.
     pub fn call<T>(&self, f: impl FnOnce() -> crate::gpu::Result<T>) -> Result<T, Failure> {
         QUIET.with(|q| q.set(true));
-        let outcome = catch_unwind(AssertUnwindSafe(f));
+        let (outcome, references) = crate::reference::watch(|| catch_unwind(AssertUnwindSafe(f)));
         QUIET.with(|q| q.set(false));
+        if !references.is_empty() {
+            return Err(Failure::new(format!("your answer called gpubook's own {}", references.join(" and ")))
+                .concept("the exercise is to write this yourself: that code is what the grader compares your answer with"));
+        }
         match outcome {
             Ok(Ok(v)) => Ok(v),
             Ok(Err(e)) => Err(Failure::from(e)),
@@ -148,6 +153,7 @@ fn panic_failure(id: &str, payload: &(dyn std::any::Any + Send)) -> Failure {
 /// Grades exercise `id`: runs `body`, reports the outcome, and panics with the report on failure.
 pub fn grade<B: FnOnce(&mut Ctx) -> Result<(), Failure>>(id: &str, body: B) {
     install_panic_hook();
+    crate::reference::grader_thread();
     let graded = GRADED.with(|g| g.borrow().clone());
     if let Some(g) = &graded {
         check_catalog_entry(id, g);

@@ -11,6 +11,7 @@ pub mod explain;
 pub mod inputs;
 mod report;
 mod run;
+pub mod words;
 
 pub use compare::{Tolerance, check_f32, check_values};
 pub use explain::Explain;

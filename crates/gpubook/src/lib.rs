@@ -10,6 +10,7 @@ pub mod catalog;
 pub mod chunk_pair;
 pub mod gpu;
 pub mod grade;
+pub mod notebook;
 pub mod overlap;
 pub mod paths;
 pub mod progress;

@@ -115,9 +115,10 @@ impl GradeReport {
         std::fs::rename(&tmp, &path)
     }
 
-    /// Whether this run graded the learner's own crate (only those count as progress).
+    /// Whether this run graded the learner's own answer (only those count as progress): the
+    /// `exercises` crate's, or one written in a notebook.
     pub fn is_the_learners(&self) -> bool {
-        self.graded_crate.as_deref() == Some("exercises")
+        matches!(self.graded_crate.as_deref(), Some("exercises" | crate::notebook::CRATE))
     }
 }
 

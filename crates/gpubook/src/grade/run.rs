@@ -53,9 +53,9 @@ thread_local! {
     /// Set while learner code runs: its panic messages become part of the report instead.
     static QUIET: Cell<bool> = const { Cell::new(false) };
     static LOCATION: Cell<Option<String>> = const { Cell::new(None) };
-    /// Set by `report_of`: `grade` leaves its report here instead of printing or writing it (a
-    /// grader tried on a wrong answer is not anybody's attempt).
-    static CAPTURED: RefCell<Option<Option<String>>> = const { RefCell::new(None) };
+    /// Set by `report_of` and `capture_report`: `grade` leaves its report here instead of printing
+    /// or writing it.
+    static CAPTURED: RefCell<Option<Option<GradeReport>>> = const { RefCell::new(None) };
     /// Set by `graded!` (through `graded_by`) while a test grades an answer.
     static GRADED: RefCell<Option<Graded>> = const { RefCell::new(None) };
 }
@@ -99,16 +99,22 @@ macro_rules! graded {
 }
 
 /// Runs `grader` (a grader called on some answer) and returns the report it would print, or
-/// `None` when the answer passes. Nothing is printed and the progress record is not touched: this
-/// is for testing graders against wrong answers. Any other panic (no device, a grader's own bug)
+/// `None` when the answer passes. Nothing is printed or written: this is for testing graders
+/// against wrong answers (not anybody's attempt). Any other panic (no device, a grader's own bug)
 /// goes on unwinding.
 pub fn report_of(grader: impl FnOnce()) -> Option<String> {
+    capture_report(grader).and_then(|r| r.report)
+}
+
+/// Runs `grader` and returns its typed report, without printing or writing it; `None` when the
+/// grader never reported (it was not a grader, or it could not start).
+pub fn capture_report(grader: impl FnOnce()) -> Option<GradeReport> {
     CAPTURED.with(|c| *c.borrow_mut() = Some(None));
     let outcome = catch_unwind(AssertUnwindSafe(grader));
     let report = CAPTURED.with(|c| c.borrow_mut().take()).flatten();
     match (outcome, report) {
-        (Ok(()), _) => None,
-        (Err(_), Some(report)) => Some(report),
+        (_, Some(report)) => Some(report),
+        (Ok(()), None) => None,
         (Err(payload), None) => resume_unwind(payload),
     }
 }
@@ -169,24 +175,24 @@ pub fn grade<B: FnOnce(&mut Ctx) -> Result<(), Failure>>(id: &str, body: B) {
     let mut ctx = Ctx { gpu, rng: Rng::new(seed), seed, id: id.to_string(), skipped: Vec::new() };
     let result = body(&mut ctx);
     let text = result.as_ref().err().map(|failure| Report { id, failure, seed, backend: backend.clone() }.to_string());
+    let report = GradeReport {
+        id: id.to_string(),
+        passed: result.is_ok(),
+        report: text.clone(),
+        seed,
+        backend,
+        graded_crate: graded.map(|g| g.krate.to_string()),
+        skipped_checks: ctx.skipped,
+        took_ms: started.elapsed().as_millis() as u64,
+    };
     let capturing = CAPTURED.with(|c| c.borrow().is_some());
     let report_dir = std::env::var_os(GradeReport::DIR_VAR);
     if capturing {
-        CAPTURED.with(|c| *c.borrow_mut() = Some(text.clone()));
-    } else if let Some(dir) = &report_dir {
-        let report = GradeReport {
-            id: id.to_string(),
-            passed: result.is_ok(),
-            report: text.clone(),
-            seed,
-            backend,
-            graded_crate: graded.map(|g| g.krate.to_string()),
-            skipped_checks: ctx.skipped,
-            took_ms: started.elapsed().as_millis() as u64,
-        };
-        if let Err(e) = report.write(std::path::Path::new(dir)) {
-            panic!("\n✗ {id}: could not write the grader's report into {}: {e}", std::path::Path::new(dir).display());
-        }
+        CAPTURED.with(|c| *c.borrow_mut() = Some(Some(report)));
+    } else if let Some(dir) = &report_dir
+        && let Err(e) = report.write(std::path::Path::new(dir))
+    {
+        panic!("\n✗ {id}: could not write the grader's report into {}: {e}", std::path::Path::new(dir).display());
     }
     if let Some(text) = text {
         if !capturing && report_dir.is_none() {

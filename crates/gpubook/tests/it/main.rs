@@ -6,5 +6,6 @@ mod api;
 mod bug_zoo;
 mod demos_ch04;
 mod demos_ch07_ch09;
+mod notebook;
 mod viz;
 mod wrong;

@@ -39,7 +39,7 @@ fn only_vector_add(catalog: &str) -> String {
 }
 
 fn gpubook(root: &Path, args: &[&str], stdin: &str) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_gpubook"))
+    let mut child = Command::new(super::gpubook())
         .args(args)
         .env("GPUBOOK_ROOT", root)
         .env("NO_COLOR", "1")

@@ -42,7 +42,8 @@ fn cargo_no_run(root: &Path, test: &str, progress: &mut dyn FnMut(String)) -> an
     progress("checking what needs compiling".into());
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let mut child = Command::new(&cargo)
-        .args(["test", "-p", "exercises", "--test", test, "--no-run", "--quiet"])
+        // Only this chapter's module: another chapter's file that does not compile cannot stop it.
+        .args(["test", "-p", "exercises", "--no-default-features", "--features", test, "--test", test, "--no-run", "--quiet"])
         .arg("--message-format=json-diagnostic-rendered-ansi")
         .current_dir(root)
         .stdin(Stdio::null())

@@ -348,7 +348,8 @@ fn scan(file: &str, text: &str, modules: &mut HashMap<ModPath, Module>, refs: &m
                 let line = toks[i].line;
                 let mut segments = vec![t(i).trim_start_matches('$').to_string()];
                 let mut pos = i + 1;
-                while t(pos) == "::" && is_ident(t(pos + 1)) {
+                // A macro's `$crate::grade::$chapter` names `grade`: `$chapter` is the caller's.
+                while t(pos) == "::" && is_ident(t(pos + 1)) && !t(pos + 1).starts_with('$') {
                     segments.push(t(pos + 1).to_string());
                     pos += 2;
                 }

@@ -12,10 +12,11 @@ pub mod gpu;
 pub mod grade;
 #[cfg(test)]
 mod import_graph;
+pub mod notebook;
 pub mod overlap;
 pub mod paths;
+pub mod progress;
 pub mod reference;
-pub mod stubs;
 pub mod testing;
 pub mod viz;
 

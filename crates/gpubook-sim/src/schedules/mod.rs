@@ -15,6 +15,8 @@ impl ScheduleKind {
     /// Builds the schedule for a pipeline of `pp` stages and `microbatches` micro-batches.
     /// DualPipeV folds its `pp` stages onto `pp / 2` devices.
     pub fn generate(&self, pp: usize, microbatches: usize) -> Result<Schedule, SimError> {
+        // The generators are what chapters 10 and 11 ask the learner to write.
+        crate::reference::called("gpubook::sim::ScheduleKind::generate");
         match self {
             ScheduleKind::OneFOneB => one_f_one_b::generate(pp, microbatches),
             ScheduleKind::Zb1p => zb1p::generate(pp, microbatches),

@@ -1,7 +1,8 @@
 //! Chapter 1: heterogeneous computing. The first kernel (every thread finds its own slot) and the
 //! first launch (a configuration of blocks and threads, given and obeyed).
 
-use super::ch02::{count, no_leaks, story};
+use super::ch02::{no_leaks, story};
+use super::words::count;
 use super::{Failure, check_values, edge_sizes, grade};
 use crate::gpu::{CopyDir, Gpu, GpuError, OpKind, Result, Trace};
 
@@ -86,10 +87,14 @@ pub fn first_launch(f: impl Fn(&Gpu, u32, u32) -> Result<Vec<i32>>) {
             })?;
             let back = trace.bytes_copied(CopyDir::DeviceToHost);
             if back != 4 * total {
-                return Err(Failure::new(format!("{back} bytes were copied device→host for {total} i32 results ({} bytes)", 4 * total))
-                    .input(input)
-                    .detail(story(&trace))
-                    .concept("copy the result home once, when the kernel is done: stream.clone_dtoh(&out)"));
+                return Err(Failure::new(format!(
+                    "{back} bytes were copied device→host for {} ({} bytes)",
+                    count(total, "i32 result"),
+                    4 * total
+                ))
+                .input(input)
+                .detail(story(&trace))
+                .concept("copy the result home once, when the kernel is done: stream.clone_dtoh(&out)"));
             }
             no_leaks(&trace).map_err(|e| e.input(&input))?;
         }

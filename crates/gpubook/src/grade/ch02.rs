@@ -2,6 +2,7 @@
 //! teaches: what was copied which way and how many bytes, how big each allocation was, whether the
 //! data stayed on the device between launches, and whether every buffer was freed.
 
+use super::words::count;
 use super::{Failure, Tolerance, check_f32, edge_sizes, grade};
 use crate::gpu::{CopyDir, Gpu, OpKind, Result, Trace};
 
@@ -93,7 +94,7 @@ pub fn normalize(f: impl Fn(&Gpu, &[u8]) -> Result<Vec<f32>>) {
                 let what = if to_dev == 4 * n {
                     format!("the pixels crossed as {to_dev} bytes, four per pixel; as u8 they are {n} bytes")
                 } else {
-                    format!("{to_dev} bytes were copied host→device for {n} one-byte pixels")
+                    format!("{to_dev} bytes were copied host→device for {}", count(n, "one-byte pixel"))
                 };
                 return Err(Failure::new(what).input(input).detail(story(&trace)).concept(
                     "a copy costs its bytes: send the pixels as they are, one byte each (clone_htod(pixels)), \
@@ -102,10 +103,14 @@ pub fn normalize(f: impl Fn(&Gpu, &[u8]) -> Result<Vec<f32>>) {
             }
             let to_host = trace.bytes_copied(CopyDir::DeviceToHost);
             if to_host != 4 * n {
-                return Err(Failure::new(format!("{to_host} bytes were copied device→host for {n} f32 results ({} bytes)", 4 * n))
-                    .input(input)
-                    .detail(story(&trace))
-                    .concept("copy the result back once: n floats, 4 bytes each"));
+                return Err(Failure::new(format!(
+                    "{to_host} bytes were copied device→host for {} ({} bytes)",
+                    count(n, "f32 result"),
+                    4 * n
+                ))
+                .input(input)
+                .detail(story(&trace))
+                .concept("copy the result back once: n floats, 4 bytes each"));
             }
             no_leaks(&trace).map_err(|e| e.input(&input))?;
 
@@ -158,7 +163,7 @@ pub fn fill(f: impl Fn(&Gpu, usize, f32) -> Result<Vec<f32>>) {
             }
             let to_host = trace.bytes_copied(CopyDir::DeviceToHost);
             if to_host != 4 * n {
-                return Err(Failure::new(format!("{to_host} bytes were copied device→host for {n} f32s ({} bytes)", 4 * n))
+                return Err(Failure::new(format!("{to_host} bytes were copied device→host for {} ({} bytes)", count(n, "f32"), 4 * n))
                     .input(input)
                     .detail(story(&trace))
                     .concept("copy the result back once: n floats, 4 bytes each"));
@@ -319,15 +324,6 @@ pub(crate) fn no_leaks(trace: &Trace) -> Result<(), Failure> {
         "every allocation needs a free (cudaFree). A DeviceSlice frees itself when it is dropped, so a leak means it \
          was never dropped: forgotten (std::mem::forget, Box::leak) or kept alive beyond the call",
     ))
-}
-
-/// "1 thread", "2 threads": counts in reports read as sentences ("copy" → "copies").
-pub(crate) fn count(n: usize, noun: &str) -> String {
-    match (n, noun.strip_suffix('y')) {
-        (1, _) => format!("1 {noun}"),
-        (_, Some(stem)) => format!("{n} {stem}ies"),
-        _ => format!("{n} {noun}s"),
-    }
 }
 
 /// The call's operations in order, as evidence for a report: "trace: alloc 400 B → memcpy HtoD

@@ -4,6 +4,7 @@
 //! grid the grader asked for.
 
 use super::explain::Explain;
+use super::words::count;
 use super::{Failure, Tolerance, check_f32, check_values, edge_sizes, grade};
 use crate::gpu::{CopyDir, Gpu, OpKind, Result, Trace};
 
@@ -77,7 +78,7 @@ pub fn vector_add(f: impl Fn(&Gpu, &[f32], &[f32]) -> Result<Vec<f32>>) {
             let launch = one_launch(&trace, "one vector add").map_err(|e| e.input(&input))?;
             let (threads, _) = launch.threads();
             if threads < n as u64 {
-                return Err(Failure::new(format!("the grid has {threads} threads in x for {n} elements"))
+                return Err(Failure::new(format!("the grid has {} in x for {}", count(threads as usize, "thread"), count(n, "element")))
                     .concept(CEIL)
                     .input(&input)
                     .detail(format!("the launch: {}", launch.describe())));
@@ -154,11 +155,13 @@ pub fn bias_relu(f: impl Fn(&Gpu, &[f32], f32, u32) -> Result<Vec<f32>>) {
             let trace = ctx.gpu.trace().map_err(Failure::from)?;
             let launch = one_launch(&trace, "one bias_relu").map_err(|e| e.input(&input))?;
             if launch.grid != [blocks, 1, 1] {
-                return Err(Failure::new(format!("the grader asked for a grid of {blocks} blocks; the launch had {}", launch.describe()))
-                    .concept(
-                        "the grid is given: a grid-stride kernel covers any n with any grid, so the launch uses the `blocks` asked for",
-                    )
-                    .input(&input));
+                return Err(Failure::new(format!(
+                    "the grader asked for a grid of {}; the launch had {}",
+                    count(blocks as usize, "block"),
+                    launch.describe()
+                ))
+                .concept("the grid is given: a grid-stride kernel covers any n with any grid, so the launch uses the `blocks` asked for")
+                .input(&input));
             }
             let relu = |v: f64| v.max(0.0);
             let want: Vec<f64> = x.iter().map(|&v| relu(v as f64 + bias as f64)).collect();
@@ -174,7 +177,10 @@ pub fn bias_relu(f: impl Fn(&Gpu, &[f32], f32, u32) -> Result<Vec<f32>>) {
                     if bad.len() > 1 { format!(" (nor were {} more elements)", bad.len() - 1) } else { String::new() }
                 );
                 let why = if first as u64 >= threads {
-                    format!("the grid has {threads} threads, so element {first} waits for a thread's second trip or later; {GRID_STRIDE}")
+                    format!(
+                        "the grid has {}, so element {first} waits for a thread's second trip or later; {GRID_STRIDE}",
+                        count(threads as usize, "thread")
+                    )
                 } else {
                     GRID_STRIDE.to_string()
                 };
@@ -225,9 +231,14 @@ pub fn matrix_add(f: impl Fn(&Gpu, &[f32], &[f32], usize, usize) -> Result<Vec<f
             let (r, c_) = (rows as u64, cols as u64);
             if tx < c_ || ty < r {
                 let what = if tx >= r && ty >= c_ {
-                    format!("the grid covers {ty} rows × {tx} columns: x and y are swapped (x should cover the {cols} columns)")
+                    format!(
+                        "the grid covers {} × {}: x and y are swapped (x should cover the {})",
+                        count(ty as usize, "row"),
+                        count(tx as usize, "column"),
+                        count(cols, "column")
+                    )
                 } else {
-                    format!("the grid covers {ty} rows × {tx} columns of a {rows} × {cols} matrix")
+                    format!("the grid covers {} × {} of a {rows} × {cols} matrix", count(ty as usize, "row"), count(tx as usize, "column"))
                 };
                 return Err(Failure::new(what).concept(TWO_D).input(&input).detail(detail));
             }
@@ -241,11 +252,6 @@ pub fn matrix_add(f: impl Fn(&Gpu, &[f32], &[f32], usize, usize) -> Result<Vec<f
         }
         Ok(())
     });
-}
-
-/// "1 row", "17 rows".
-pub(super) fn count(n: usize, what: &str) -> String {
-    format!("{n} {what}{}", if n == 1 { "" } else { "s" })
 }
 
 /// Pixels of test images lie in 0..=240, so a 255 in an output is the poison pattern a kernel
@@ -335,7 +341,7 @@ fn box_blur(image: &[u8], width: usize, height: usize, radius: usize) -> Vec<u8>
 /// never reach it) is an element the kernel never wrote.
 fn check_bytes_within(name: &str, got: &[u8], want: &[u8], tolerance: u8) -> Result<(), Failure> {
     if got.len() != want.len() {
-        return Err(Failure::new(format!("`{name}` came back with {} elements, expected {}", got.len(), want.len())));
+        return Err(Failure::new(format!("`{name}` came back with {}, expected {}", count(got.len(), "element"), want.len())));
     }
     let bad: Vec<usize> = (0..got.len()).filter(|&i| got[i].abs_diff(want[i]) > tolerance).collect();
     let Some(&first) = bad.first() else { return Ok(()) };
@@ -344,7 +350,12 @@ fn check_bytes_within(name: &str, got: &[u8], want: &[u8], tolerance: u8) -> Res
         let more = if bad.len() > 1 { format!(" (nor were {} more elements)", bad.len() - 1) } else { String::new() };
         format!("{name}[{first}] was never written{more}: every element needs a thread that stores it")
     } else {
-        format!("{} of {} elements of `{name}` are wrong, the first at index {first}", bad.len(), got.len())
+        format!(
+            "{} of {} of `{name}` {} wrong, the first at index {first}",
+            bad.len(),
+            count(got.len(), "element"),
+            if bad.len() == 1 { "is" } else { "are" }
+        )
     };
     let mut lines: Vec<String> = bad
         .iter()

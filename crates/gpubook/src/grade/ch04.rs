@@ -4,8 +4,8 @@
 //! emulator's race detector, which turns a missing `__syncthreads` into a diagnostic naming the
 //! two threads and the line instead of a result that is only sometimes wrong.
 
-use super::ch03::count;
 use super::explain::Explain;
+use super::words::count;
 use super::{Ctx, Failure, Tolerance, check_f32, edge_sizes, grade};
 use crate::gpu::{Gpu, Result};
 

@@ -8,6 +8,7 @@ use super::backend::{Backend, BackendFunction, BackendModule, LaunchRequest};
 use super::error::{GpuError, Result};
 use super::ids::{EventId, HostMem, StreamId};
 use super::info::{BackendKind, DeviceInfo};
+use super::limits::{MAX_BLOCK_DIM, MAX_GRID_DIM, MAX_THREADS_PER_BLOCK, SHARED_MEM_PER_BLOCK};
 use super::module::KernelSource;
 use cudarc::driver::{CudaContext, CudaEvent, CudaFunction, CudaModule, CudaStream, result, sys};
 use std::collections::HashMap;
@@ -124,7 +125,6 @@ impl CudaBackend {
         unsafe { ctx.disable_event_tracking() };
         let attr = |a| ctx.attribute(a).unwrap_or(0);
         use sys::CUdevice_attribute as A;
-        let (block, grid, threads) = DeviceInfo::cuda_limits();
         let info = DeviceInfo {
             backend: BackendKind::Cuda,
             ordinal,
@@ -132,10 +132,14 @@ impl CudaBackend {
             compute_capability: drv("cuDeviceGetAttribute", ctx.compute_capability())?,
             multiprocessors: attr(A::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT) as u32,
             total_memory: drv("cuDeviceTotalMem", ctx.total_mem())? as u64,
-            max_threads_per_block: attr(A::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK).max(threads as i32) as u32,
-            max_block_dim: block,
-            max_grid_dim: grid,
-            max_shared_mem_per_block: attr(A::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK) as u32,
+            // The table's limits, which every GPU this build supports shares; only the opt-in
+            // maximum differs between GPUs.
+            max_threads_per_block: MAX_THREADS_PER_BLOCK,
+            max_block_dim: MAX_BLOCK_DIM,
+            max_grid_dim: MAX_GRID_DIM,
+            max_shared_mem_per_block: SHARED_MEM_PER_BLOCK,
+            max_shared_mem_per_block_optin: (attr(A::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN) as u32)
+                .max(SHARED_MEM_PER_BLOCK),
             warp_size: attr(A::CU_DEVICE_ATTRIBUTE_WARP_SIZE) as u32,
             driver_version: driver_version(),
             nvrtc_version: nvrtc,

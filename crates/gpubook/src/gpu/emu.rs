@@ -15,6 +15,7 @@ use super::backend::{Backend, BackendFunction, BackendModule, LaunchRequest};
 use super::error::{GpuError, Result};
 use super::ids::{EventId, HostMem, StreamId};
 use super::info::{BackendKind, DeviceInfo};
+use super::limits::{MAX_BLOCK_DIM, MAX_GRID_DIM, MAX_THREADS_PER_BLOCK, SHARED_MEM_PER_BLOCK};
 use super::module::KernelSource;
 use gpubook_emu::{EmuConfig, EmuDevice, EmuError, EmuModule, LaunchSpec};
 use std::collections::HashMap;
@@ -58,7 +59,6 @@ pub(crate) fn new_backend_with(ordinal: usize, config: EmuConfig) -> Result<Box<
     }
     let dev = EmuDevice::new(ordinal, config).map_err(emu_error)?;
     let e = dev.info();
-    let (block, grid, _) = DeviceInfo::cuda_limits();
     let info = DeviceInfo {
         backend: BackendKind::Emulator,
         ordinal,
@@ -66,10 +66,12 @@ pub(crate) fn new_backend_with(ordinal: usize, config: EmuConfig) -> Result<Box<
         compute_capability: (e.compute_capability.0 as i32, e.compute_capability.1 as i32),
         multiprocessors: e.sm_count,
         total_memory: e.total_memory,
-        max_threads_per_block: e.max_threads_per_block,
-        max_block_dim: block,
-        max_grid_dim: grid,
-        max_shared_mem_per_block: e.max_shared_memory_per_block,
+        max_threads_per_block: MAX_THREADS_PER_BLOCK,
+        max_block_dim: MAX_BLOCK_DIM,
+        max_grid_dim: MAX_GRID_DIM,
+        max_shared_mem_per_block: SHARED_MEM_PER_BLOCK,
+        // The worker gives a block 48 KiB of shared memory in all, as a GPU does before opting in.
+        max_shared_mem_per_block_optin: SHARED_MEM_PER_BLOCK,
         warp_size: e.warp_size,
         driver_version: None,
         nvrtc_version: None,

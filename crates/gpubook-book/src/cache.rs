@@ -76,15 +76,11 @@ fn collect(path: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// The backend a device figure would run on now, without opening a device.
+/// The backend a device figure would run on now, without opening a device: `Gpu::new`'s own
+/// choice. (An unusable `GPUBOOK_BACKEND` keys as the emulator; the figure's run reports it.)
 pub fn backend_now() -> String {
-    use gpubook::gpu::{BackendKind, probe, requested_backend};
-    match requested_backend() {
-        Ok(Some(BackendKind::Cuda)) => "cuda".into(),
-        Ok(Some(BackendKind::Emulator)) => "emu".into(),
-        _ if probe::cuda().is_ok() => "cuda".into(),
-        _ => "emu".into(),
-    }
+    use gpubook::gpu::{BackendKind, resolve_backend};
+    resolve_backend().map_or(BackendKind::Emulator, |choice| choice.kind).to_string()
 }
 
 #[cfg(test)]

@@ -17,6 +17,7 @@ pub mod overlap;
 pub mod paths;
 pub mod progress;
 pub mod reference;
+pub mod sync;
 pub mod testing;
 pub mod viz;
 

@@ -10,6 +10,7 @@ use super::ids::{EventId, HostMem, StreamId};
 use super::info::{BackendKind, DeviceInfo};
 use super::limits::{MAX_BLOCK_DIM, MAX_GRID_DIM, MAX_THREADS_PER_BLOCK, SHARED_MEM_PER_BLOCK};
 use super::module::KernelSource;
+use crate::sync::lock;
 use cudarc::driver::{CudaContext, CudaEvent, CudaFunction, CudaModule, CudaStream, result, sys};
 use std::collections::HashMap;
 use std::ffi::c_void;
@@ -159,7 +160,7 @@ impl CudaBackend {
 
     fn stream(&self, id: StreamId) -> Result<Arc<CudaStream>> {
         self.bind()?;
-        let streams = self.streams.lock().unwrap();
+        let streams = lock(&self.streams);
         streams.by_id.get(&id).cloned().ok_or_else(|| GpuError::driver("stream", format!("unknown stream {id}")))
     }
 
@@ -168,7 +169,7 @@ impl CudaBackend {
     }
 
     fn with_event<T>(&self, id: EventId, f: impl FnOnce(&CudaEvent) -> Result<T>) -> Result<T> {
-        let events = self.events.lock().unwrap();
+        let events = lock(&self.events);
         let e = events.by_id.get(&id).ok_or_else(|| GpuError::driver("event", format!("unknown event {id}")))?;
         f(e)
     }
@@ -186,7 +187,7 @@ impl Backend for CudaBackend {
     fn new_stream(&self) -> Result<StreamId> {
         self.bind()?;
         let s = drv("cuStreamCreate", self.ctx.new_stream())?;
-        let mut streams = self.streams.lock().unwrap();
+        let mut streams = lock(&self.streams);
         let id = streams.next;
         streams.next += 1;
         streams.by_id.insert(id, s);
@@ -195,7 +196,7 @@ impl Backend for CudaBackend {
 
     fn destroy_stream(&self, stream: StreamId) {
         if stream != 0 {
-            self.streams.lock().unwrap().by_id.remove(&stream);
+            lock(&self.streams).by_id.remove(&stream);
         }
     }
 
@@ -283,7 +284,7 @@ impl Backend for CudaBackend {
 
     fn record_event(&self, stream: StreamId) -> Result<EventId> {
         let s = self.stream(stream)?;
-        let mut events = self.events.lock().unwrap();
+        let mut events = lock(&self.events);
         let e = match events.pool.pop() {
             Some(e) => e,
             None => drv("cuEventCreate", self.ctx.new_event(Some(sys::CUevent_flags::CU_EVENT_DEFAULT)))?,
@@ -314,7 +315,7 @@ impl Backend for CudaBackend {
     }
 
     fn destroy_event(&self, event: EventId) {
-        let mut events = self.events.lock().unwrap();
+        let mut events = lock(&self.events);
         if let Some(e) = events.by_id.remove(&event) {
             events.pool.push(e);
         }

@@ -17,6 +17,7 @@ use super::ids::{EventId, HostMem, StreamId};
 use super::info::{BackendKind, DeviceInfo};
 use super::limits::{MAX_BLOCK_DIM, MAX_GRID_DIM, MAX_THREADS_PER_BLOCK, SHARED_MEM_PER_BLOCK};
 use super::module::KernelSource;
+use crate::sync::lock;
 use gpubook_emu::{EmuConfig, EmuDevice, EmuError, EmuModule, LaunchSpec};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -165,7 +166,7 @@ fn copy_us(bytes: usize, mem: HostMem) -> f64 {
 
 impl EmuBackend {
     fn tl(&self) -> std::sync::MutexGuard<'_, Timeline> {
-        self.timeline.lock().unwrap_or_else(|p| p.into_inner())
+        lock(&self.timeline)
     }
 }
 

@@ -12,6 +12,7 @@ use super::memory::{DevicePtr, DevicePtrMut, DeviceSlice, RawRef};
 use super::ordering::Access;
 use super::repr::DeviceRepr;
 use super::trace::{CopyDir, OpKind, Stamp, host_mem_pinned};
+use crate::sync::lock;
 use std::marker::PhantomData;
 use std::sync::Arc;
 
@@ -170,7 +171,7 @@ impl Stream {
         let b = inner.backend.as_ref();
         let id = b.record_event(self.id)?;
         let now = b.host_now_us();
-        let mut st = inner.state.lock().unwrap();
+        let mut st = lock(&inner.state);
         st.order.record(self.id, id);
         st.push(self.gpu.ordinal(), self.id, OpKind::RecordEvent, Stamp::Known(now, now));
         Ok(Event::new(inner.clone(), id, self.id))
@@ -185,7 +186,7 @@ impl Stream {
         let b = inner.backend.as_ref();
         b.wait_event(self.id, event.id)?;
         let now = b.host_now_us();
-        let mut st = inner.state.lock().unwrap();
+        let mut st = lock(&inner.state);
         st.order.wait(self.id, event.id);
         st.push(self.gpu.ordinal(), self.id, OpKind::WaitEvent { automatic: false }, Stamp::Known(now, now));
         Ok(())
@@ -214,7 +215,7 @@ impl Stream {
         let start = b.host_now_us();
         b.synchronize_stream(self.id)?;
         let end = b.host_now_us();
-        let mut st = inner.state.lock().unwrap();
+        let mut st = lock(&inner.state);
         st.order.host_synchronized_stream(self.id);
         st.push(self.gpu.ordinal(), self.id, OpKind::SynchronizeStream, Stamp::Known(start, end));
         Ok(())

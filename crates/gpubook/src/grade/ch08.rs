@@ -10,7 +10,7 @@ use super::explain::Explain;
 use super::words::count;
 use super::{Failure, Tolerance, check_f32, grade};
 use crate::gpu::{BackendKind, CopyDir, DeviceSlice, Gpu, LaunchConfig, OpKind, PinnedHostSlice, Result, Source, Trace};
-use crate::overlap::copy_hidden;
+use crate::labs::overlap::copy_hidden;
 
 /// The share of copy time the ping-pong must hide.
 pub const HIDDEN_GOAL: f64 = 0.80;

@@ -36,7 +36,8 @@
 //! launch and module loading   function.rs (Module, Function)  launch.rs (LaunchArgs, the checks)
 //! memory, streams, events     memory.rs  strided.rs  host.rs  mapped.rs  event.rs  stream.rs
 //! the context                 context.rs (Gpu, GpuInner, the trace log)  ordering.rs
-//! the backend seam            backend.rs (the Backend trait)  cuda.rs  emu.rs  select.rs
+//! the backend seam            backend.rs (the Backend trait)  cuda.rs  emu.rs
+//!                             select.rs (which backend: resolve_backend, the one place)
 //! plain types and ids         error.rs  ids.rs  info.rs  limits.rs (the launch limits table)
 //!                             repr.rs  trace.rs (records)  module.rs (Source, KernelSource)
 //! ```

@@ -10,6 +10,8 @@ pub mod catalog;
 pub mod chunk_pair;
 pub mod gpu;
 pub mod grade;
+#[cfg(test)]
+mod import_graph;
 pub mod notebook;
 pub mod overlap;
 pub mod paths;

@@ -1,13 +1,12 @@
 //! `Gpu`: one device and everything recorded about it (cudarc's `CudaContext`).
 
-use super::backend::{Backend, EventId, StreamId};
+use super::backend::Backend;
 use super::error::{GpuError, Result};
+use super::ids::{BufferId, EventId, StreamId};
 use super::info::{BackendKind, DeviceInfo};
-use super::memory::BufferId;
-use super::module::{Module, Source};
 use super::ordering::{Access, Ordering};
-use super::stream::Stream;
 use super::trace::{OpKind, Pending, Stamp, Trace, TraceLog, TraceOp};
+use super::{cuda, emu, select};
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::sync::{Arc, Mutex};
@@ -43,32 +42,20 @@ impl Gpu {
         Gpu::with_ordinal(0)
     }
 
+    /// Device `ordinal` on the backend [`resolve_backend`](super::resolve_backend) picks.
     pub fn with_ordinal(ordinal: usize) -> Result<Gpu> {
-        let kind = super::select::requested_backend()?;
-        let backend: Box<dyn Backend> = match kind {
-            Some(BackendKind::Cuda) => Box::new(super::cuda::CudaBackend::new(ordinal)?),
-            Some(BackendKind::Emulator) => super::emu::new_backend(ordinal)?,
-            None => match super::cuda::probe() {
-                Ok(_) => Box::new(super::cuda::CudaBackend::new(ordinal)?),
-                Err(_) => super::emu::new_backend(ordinal)?,
-            },
-        };
-        Ok(Gpu::from_backend(backend))
+        Ok(Gpu::from_backend(select::open_backend(ordinal)?))
     }
 
     /// An emulated device with explicit settings (mode, watchdog, threads), whatever
     /// `GPUBOOK_BACKEND` says: benchmarks use the fast mode, diagnostics tests the check mode.
     pub fn emulated(ordinal: usize, config: gpubook_emu::EmuConfig) -> Result<Gpu> {
-        Ok(Gpu::from_backend(super::emu::new_backend_with(ordinal, config)?))
+        Ok(Gpu::from_backend(emu::new_backend_with(ordinal, config)?))
     }
 
     /// How many devices the chosen backend offers.
     pub fn device_count() -> Result<usize> {
-        match super::select::requested_backend()? {
-            Some(BackendKind::Cuda) => super::cuda::probe(),
-            Some(BackendKind::Emulator) => Ok(super::emu::device_count()),
-            None => super::cuda::probe().or_else(|_| Ok(super::emu::device_count())),
-        }
+        select::device_count()
     }
 
     pub(crate) fn from_backend(backend: Box<dyn Backend>) -> Gpu {
@@ -96,24 +83,6 @@ impl Gpu {
         self.info().ordinal
     }
 
-    /// The default stream (stream 0).
-    pub fn default_stream(&self) -> Arc<Stream> {
-        Arc::new(Stream::new(self.clone(), 0, false))
-    }
-
-    /// A new stream, independent of every other (`cudaStreamCreateWithFlags(.., NonBlocking)`).
-    pub fn new_stream(&self) -> Result<Arc<Stream>> {
-        let id = self.inner.backend.new_stream()?;
-        Ok(Arc::new(Stream::new(self.clone(), id, true)))
-    }
-
-    /// Compiles a module: NVRTC on a GPU, the system C++ compiler on the emulator.
-    pub fn load_module(&self, source: Source) -> Result<Module> {
-        let source = Arc::new(source.read()?);
-        let inner = self.inner.backend.load_module(&source)?;
-        Ok(Module { inner, source })
-    }
-
     /// Waits for all work on every stream (`cudaDeviceSynchronize`).
     pub fn synchronize(&self) -> Result<()> {
         let start = self.inner.backend.host_now_us();
@@ -123,15 +92,6 @@ impl Gpu {
         st.order.host_synchronized_device();
         st.push(self.ordinal(), 0, OpKind::SynchronizeDevice, Stamp::Known(start, end));
         Ok(())
-    }
-
-    /// Page-locked host memory for truly asynchronous copies (`cudaMallocHost`).
-    ///
-    /// # Safety
-    /// The contents are uninitialised until written (as with cudarc's `alloc_pinned`).
-    pub unsafe fn alloc_pinned<T: super::DeviceRepr>(&self, len: usize) -> Result<super::PinnedHostSlice<T>> {
-        let ptr = self.inner.backend.alloc_pinned(len * std::mem::size_of::<T>())? as *mut T;
-        Ok(super::PinnedHostSlice::new(self.inner.clone(), ptr, len))
     }
 
     /// Turns automatic cross-stream synchronisation on (the default) or off. Off, the program
@@ -185,12 +145,12 @@ impl Gpu {
 
     /// The cudarc context underneath, when this is a CUDA device.
     pub fn cuda(&self) -> Option<&Arc<cudarc::driver::CudaContext>> {
-        self.inner.backend.as_any().downcast_ref::<super::cuda::CudaBackend>().map(|b| b.context())
+        self.inner.backend.as_any().downcast_ref::<cuda::CudaBackend>().map(|b| b.context())
     }
 
     /// The emulated device underneath, when this is the emulator.
     pub fn emulator(&self) -> Option<&gpubook_emu::EmuDevice> {
-        super::emu::device_of(self.inner.backend.as_ref())
+        emu::device_of(self.inner.backend.as_ref())
     }
 }
 

@@ -4,8 +4,9 @@
 //! with no CUDA at all. cudarc panics on the first call when a library is missing, so `probe`
 //! looks for them first and turns every failure into a typed error.
 
-use super::backend::{Backend, BackendFunction, BackendModule, EventId, HostMem, LaunchRequest, StreamId};
+use super::backend::{Backend, BackendFunction, BackendModule, LaunchRequest};
 use super::error::{GpuError, Result};
+use super::ids::{EventId, HostMem, StreamId};
 use super::info::{BackendKind, DeviceInfo};
 use super::module::KernelSource;
 use cudarc::driver::{CudaContext, CudaEvent, CudaFunction, CudaModule, CudaStream, result, sys};

@@ -11,8 +11,9 @@
 //!   (kernels run one at a time, as large kernels do on a real GPU);
 //! - an operation starts when its stream, its engine and the host are all ready.
 
-use super::backend::{Backend, BackendFunction, BackendModule, EventId, HostMem, LaunchRequest, StreamId};
+use super::backend::{Backend, BackendFunction, BackendModule, LaunchRequest};
 use super::error::{GpuError, Result};
+use super::ids::{EventId, HostMem, StreamId};
 use super::info::{BackendKind, DeviceInfo};
 use super::module::KernelSource;
 use gpubook_emu::{EmuConfig, EmuDevice, EmuError, EmuModule, LaunchSpec};

@@ -1,9 +1,9 @@
 //! `Event`: a point in a stream's work (cudarc's `CudaEvent`). Record it on one stream, make
 //! another stream wait on it, or time the work between two events.
 
-use super::backend::{EventId, StreamId};
 use super::context::GpuInner;
 use super::error::{GpuError, Result};
+use super::ids::{EventId, StreamId};
 use std::sync::Arc;
 
 pub struct Event {

@@ -6,10 +6,11 @@
 
 use super::backend::LaunchRequest;
 use super::error::{GpuError, Result};
+use super::function::Function;
+use super::info::DeviceInfo;
 use super::mapped::MappedHostSlice;
 use super::memory::{DevicePtr, DeviceSlice, DeviceView, DeviceViewMut, RawRef};
-use super::module::Function;
-use super::repr::{DeviceRepr, is_known_c_type};
+use super::repr::{DeviceRepr, as_bytes, is_known_c_type};
 use super::stream::{Stream, access};
 use super::strided::{StridedView, StridedViewMut};
 use super::trace::OpKind;
@@ -114,8 +115,15 @@ impl<'a, T: DeviceRepr> PushKernelArg<'a> for &'a mut MappedHostSlice<T> {
 }
 impl<'a, T: DeviceRepr> PushKernelArg<'a> for &'a T {
     fn into_arg(self) -> Arg<'a> {
-        let bytes = super::repr::as_bytes(std::slice::from_ref(self)).to_vec();
+        let bytes = as_bytes(std::slice::from_ref(self)).to_vec();
         Arg { bytes, kind: ArgKind::Scalar { c_names: T::C_NAMES, rust: T::RUST_NAME } }
+    }
+}
+
+impl Stream {
+    /// Starts a launch of `f`: add arguments with `.arg(..)`, then `.launch(cfg)`.
+    pub fn launch_builder<'a>(&'a self, f: &'a Function) -> LaunchArgs<'a> {
+        LaunchArgs::new(self, f)
     }
 }
 
@@ -203,7 +211,7 @@ impl<'a> LaunchArgs<'a> {
     }
 }
 
-fn check_config(info: &super::DeviceInfo, kernel: &str, cfg: &LaunchConfig) -> Result<()> {
+fn check_config(info: &DeviceInfo, kernel: &str, cfg: &LaunchConfig) -> Result<()> {
     let err = |message: String| Err(GpuError::LaunchConfig { kernel: kernel.into(), message });
     let (g, b) = (cfg.grid_dim, cfg.block_dim);
     if [g.0, g.1, g.2, b.0, b.1, b.2].contains(&0) {

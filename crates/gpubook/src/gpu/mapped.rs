@@ -14,7 +14,8 @@
 
 use super::context::{Gpu, GpuInner};
 use super::error::{GpuError, Result};
-use super::memory::{BufferId, DevicePtr, DevicePtrMut, RawRef};
+use super::ids::BufferId;
+use super::memory::{DevicePtr, DevicePtrMut, RawRef};
 use super::repr::DeviceRepr;
 use std::sync::Arc;
 

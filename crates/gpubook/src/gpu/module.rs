@@ -1,14 +1,13 @@
-//! Kernel sources, modules and functions: `gpu.load_module(Source::file(..))?.load_function(..)`.
+//! Kernel sources: where a module's CUDA C comes from (`Source`), and the text read and parsed
+//! (`KernelSource`), which is what a backend compiles. `function.rs` turns them into modules.
 //!
 //! The same .cu text goes to NVRTC on a GPU and to the emulator's C++ build on a CPU. The kernel
 //! signatures are parsed here once, so a launch's arguments are checked against the parameters
 //! (count, pointer or scalar, element type, size) before either backend sees them.
 
-use super::backend::{BackendFunction, BackendModule};
 use super::error::{GpuError, Result};
 use gpubook_emu::KernelSignature;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 /// Where a kernel's CUDA C comes from.
 #[derive(Debug, Clone)]
@@ -104,52 +103,4 @@ impl KernelSource {
 
 pub(crate) fn display_path(path: &Path) -> String {
     crate::paths::display(path)
-}
-
-/// A compiled module (cudarc's `CudaModule`, CUDA's `cuModuleLoadData`).
-#[derive(Clone)]
-pub struct Module {
-    pub(crate) inner: Arc<dyn BackendModule>,
-    pub(crate) source: Arc<KernelSource>,
-}
-
-impl Module {
-    /// Looks a `__global__` function up by name (`cuModuleGetFunction`).
-    pub fn load_function(&self, name: &str) -> Result<Function> {
-        let signature = self.source.signatures.iter().find(|s| s.name == name).cloned();
-        let inner = self.inner.function(name).map_err(|_| GpuError::KernelNotFound {
-            name: name.into(),
-            file: PathBuf::from(self.source.display_path()),
-            available: self.source.kernel_names().join(", "),
-        })?;
-        Ok(Function { inner, name: name.into(), signature })
-    }
-
-    pub fn source(&self) -> &KernelSource {
-        &self.source
-    }
-}
-
-/// One kernel of a module, ready to launch (cudarc's `CudaFunction`).
-#[derive(Clone)]
-pub struct Function {
-    pub(crate) inner: Arc<dyn BackendFunction>,
-    pub(crate) name: String,
-    pub(crate) signature: Option<KernelSignature>,
-}
-
-impl Function {
-    pub fn name(&self) -> &str {
-        &self.name
-    }
-
-    /// The parameters as parsed from the source, when the parser understood them.
-    pub fn signature(&self) -> Option<&KernelSignature> {
-        self.signature.as_ref()
-    }
-
-    /// The backend's own function object (cudarc's `CudaFunction` on a GPU).
-    pub fn raw(&self) -> &dyn std::any::Any {
-        self.inner.as_any()
-    }
 }

@@ -2,14 +2,13 @@
 //! and event records issued on one stream run in order; streams run independently of each other
 //! unless events order them.
 
-use super::backend::{HostMem, StreamId};
 use super::context::Gpu;
 use super::error::{GpuError, Result};
 use super::event::Event;
 use super::host::{HostSlice, HostSliceMut};
-use super::launch::LaunchArgs;
+use super::ids::{HostMem, StreamId};
+use super::info::BackendKind;
 use super::memory::{DevicePtr, DevicePtrMut, DeviceSlice, RawRef};
-use super::module::Function;
 use super::ordering::Access;
 use super::repr::DeviceRepr;
 use super::trace::{CopyDir, OpKind, Stamp, host_mem_pinned};
@@ -20,6 +19,19 @@ pub struct Stream {
     gpu: Gpu,
     id: StreamId,
     owned: bool,
+}
+
+impl Gpu {
+    /// The default stream (stream 0).
+    pub fn default_stream(&self) -> Arc<Stream> {
+        Arc::new(Stream::new(self.clone(), 0, false))
+    }
+
+    /// A new stream, independent of every other (`cudaStreamCreateWithFlags(.., NonBlocking)`).
+    pub fn new_stream(&self) -> Result<Arc<Stream>> {
+        let id = self.inner.backend.new_stream()?;
+        Ok(Arc::new(Stream::new(self.clone(), id, true)))
+    }
 }
 
 impl Stream {
@@ -56,7 +68,7 @@ impl Stream {
         let mut slice = DeviceSlice { gpu: inner.clone(), buffer, addr, len, stream: self.id, label, _t: PhantomData };
         // The emulator poisons every allocation itself and tracks which bytes were never
         // written; a memset here would count as writing them.
-        let emulated = inner.backend.info().backend == super::BackendKind::Emulator;
+        let emulated = inner.backend.info().backend == BackendKind::Emulator;
         if inner.poison.load(std::sync::atomic::Ordering::SeqCst) && bytes > 0 && !emulated {
             self.memset_bytes(&mut slice, 0xFF)?;
         }
@@ -150,11 +162,6 @@ impl Stream {
         let kind = OpKind::Memset { buffer: d.buffer, bytes: d.bytes, value };
         self.gpu.inner.run_op(self.id, kind, "memset", &[access(&d, true)], |b| b.memset(self.id, d.addr, value, d.bytes))?;
         Ok(())
-    }
-
-    /// Starts a launch of `f`: add arguments with `.arg(..)`, then `.launch(cfg)`.
-    pub fn launch_builder<'a>(&'a self, f: &'a Function) -> LaunchArgs<'a> {
-        LaunchArgs::new(self, f)
     }
 
     /// Records an event at the current end of this stream (`cudaEventRecord`).

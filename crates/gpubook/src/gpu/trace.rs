@@ -3,8 +3,7 @@
 //! Times come from CUDA events on a GPU and from the emulator's timeline model on a CPU, in
 //! microseconds since the device was created. Graders and figures read it.
 
-use super::backend::{EventId, HostMem};
-use super::memory::BufferId;
+use super::ids::{BufferId, EventId, HostMem};
 use serde::Serialize;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

@@ -2,6 +2,7 @@
 //! teaches: what was copied which way and how many bytes, how big each allocation was, whether the
 //! data stayed on the device between launches, and whether every buffer was freed.
 
+use super::concepts::{computed_on_the_device, digest_of, written_by_a_kernel};
 use super::words::count;
 use super::{Failure, Tolerance, check_f32, edge_sizes, grade};
 use crate::gpu::{CopyDir, Gpu, OpKind, Result, Trace};
@@ -67,6 +68,7 @@ pub fn axpy(f: impl Fn(&Gpu, f32, &[f32], &mut [f32]) -> Result<()>) {
             // |a·x| and |y| reach ~1400, where one float32 rounding is ~1e-4 in absolute terms.
             check_f32("y", &y_out, &want, Tolerance { abs: 5e-4, rel: 1e-5 })
                 .map_err(|e| e.input(&input).concept("launch the kernel on the device copies of x and y, then copy y back"))?;
+            computed_on_the_device(&trace, "y", &y_out, &[("x", digest_of(&x)), ("y", digest_of(&y))]).map_err(|e| e.input(&input))?;
         }
         Ok(())
     });
@@ -117,6 +119,7 @@ pub fn normalize(f: impl Fn(&Gpu, &[u8]) -> Result<Vec<f32>>) {
             let want: Vec<f64> = pixels.iter().map(|&p| (p as f32 / 255.0) as f64).collect();
             check_f32("out", &out, &want, Tolerance::F32)
                 .map_err(|e| e.input(&input).concept("launch the kernel on the device copy of the pixels and a result buffer of n f32s"))?;
+            computed_on_the_device(&trace, "out", &out, &[("pixels", digest_of(&pixels))]).map_err(|e| e.input(&input))?;
         }
         Ok(())
     });
@@ -169,6 +172,7 @@ pub fn fill(f: impl Fn(&Gpu, usize, f32) -> Result<Vec<f32>>) {
                     .concept("copy the result back once: n floats, 4 bytes each"));
             }
             no_leaks(&trace).map_err(|e| e.input(&input))?;
+            written_by_a_kernel(&trace, "out", &out).map_err(|e| e.input(&input))?;
         }
         Ok(())
     });
@@ -214,6 +218,9 @@ pub fn smooth(f: impl Fn(&Gpu, &[f32], usize) -> Result<Vec<f32>>) {
                      copy back the buffer that step wrote",
                 )
             })?;
+            if k > 0 {
+                computed_on_the_device(&trace, "the result", &got, &[("x", digest_of(&x))]).map_err(|e| e.input(&input))?;
+            }
             if let (Some(&first), Some(&last)) = (launches.first(), launches.last()) {
                 between_launches(&trace, first, last, n).map_err(|e| e.input(&input))?;
                 let allocs = trace.ops.iter().filter(|o| matches!(o.kind, OpKind::Alloc { .. })).count();

@@ -3,6 +3,7 @@
 //! ceiling division, in each dimension), x along a row, and for the grid-stride loop exactly the
 //! grid the grader asked for.
 
+use super::concepts::{computed_on_the_device, digest_of};
 use super::explain::Explain;
 use super::words::count;
 use super::{Failure, Tolerance, check_f32, check_values, edge_sizes, grade};
@@ -100,6 +101,7 @@ pub fn vector_add(f: impl Fn(&Gpu, &[f32], &[f32]) -> Result<Vec<f32>>) {
                      blocks, and `if (i < n)` for the threads past the end",
                 )
             })?;
+            computed_on_the_device(&trace, "c", &c, &[("a", digest_of(&a)), ("b", digest_of(&b))]).map_err(|e| e.input(&input))?;
             if trace.bytes_copied(CopyDir::HostToDevice) != 2 * n * 4 || trace.bytes_copied(CopyDir::DeviceToHost) != n * 4 {
                 return Err(Failure::new("copies move more or fewer bytes than a, b in and c out")
                     .concept("copy each input to the device once and the result back once")
@@ -165,7 +167,10 @@ pub fn bias_relu(f: impl Fn(&Gpu, &[f32], f32, u32) -> Result<Vec<f32>>) {
             }
             let relu = |v: f64| v.max(0.0);
             let want: Vec<f64> = x.iter().map(|&v| relu(v as f64 + bias as f64)).collect();
-            let Err(failure) = check_f32("x", &got, &want, Tolerance::F32) else { continue };
+            let Err(failure) = check_f32("x", &got, &want, Tolerance::F32) else {
+                computed_on_the_device(&trace, "x", &got, &[("x", digest_of(&x))]).map_err(|e| e.input(&input))?;
+                continue;
+            };
             let (threads, _) = launch.threads();
             let bad: Vec<usize> = (0..n).filter(|&i| (got[i] as f64 - want[i]).abs() > 1e-5 + 1e-5 * want[i].abs()).collect();
             let unchanged = bad.iter().filter(|&&i| got[i] == x[i]).count();
@@ -249,6 +254,7 @@ pub fn matrix_add(f: impl Fn(&Gpu, &[f32], &[f32], usize, usize) -> Result<Vec<f
                      and the guard checks both (row < rows && col < cols)",
                 )
             })?;
+            computed_on_the_device(&trace, "c", &c, &[("a", digest_of(&a)), ("b", digest_of(&b))]).map_err(|e| e.input(&input))?;
         }
         Ok(())
     });
@@ -275,7 +281,9 @@ pub fn rgb_to_gray(f: impl Fn(&Gpu, &[u8], usize, usize) -> Result<Vec<u8>>) {
     grade("ch03-rgb-to-gray", |ctx| {
         for (width, height, name) in image_shapes() {
             let rgb: Vec<u8> = ctx.rng.vec_i32(width * height * 3, 0, PIXEL_MAX).into_iter().map(|v| v as u8).collect();
+            ctx.gpu.clear_trace().map_err(Failure::from)?;
             let got = ctx.call_explained(&name, &explain, || f(&ctx.gpu, &rgb, width, height))?;
+            let trace = ctx.gpu.trace().map_err(Failure::from)?;
             // The kernel computes in float32 (perhaps with fused multiply-adds) and truncates: it may
             // land one below or above a float64 reference.
             let want: Vec<u8> = rgb.chunks(3).map(|p| (0.21 * p[0] as f64 + 0.72 * p[1] as f64 + 0.07 * p[2] as f64) as u8).collect();
@@ -285,6 +293,7 @@ pub fn rgb_to_gray(f: impl Fn(&Gpu, &[u8], usize, usize) -> Result<Vec<u8>>) {
                      its red, green and blue bytes are rgb[3 * pixel], rgb[3 * pixel + 1], rgb[3 * pixel + 2]",
                 )
             })?;
+            computed_on_the_device(&trace, "gray", &got, &[("rgb", digest_of(&rgb))]).map_err(|e| e.input(&name))?;
         }
         Ok(())
     });
@@ -305,7 +314,9 @@ pub fn blur(f: impl Fn(&Gpu, &[u8], usize, usize, usize) -> Result<Vec<u8>>) {
             let radius = 1 + k % 3;
             let input = format!("{name}, radius {radius}");
             let image: Vec<u8> = ctx.rng.vec_i32(width * height, 0, PIXEL_MAX).into_iter().map(|v| v as u8).collect();
+            ctx.gpu.clear_trace().map_err(Failure::from)?;
             let got = ctx.call_explained(&input, &explain, || f(&ctx.gpu, &image, width, height, radius))?;
+            let trace = ctx.gpu.trace().map_err(Failure::from)?;
             let want = box_blur(&image, width, height, radius);
             check_values("out", &got, &want, Some(255)).map_err(|e| {
                 e.input(&input).concept(
@@ -314,6 +325,7 @@ pub fn blur(f: impl Fn(&Gpu, &[u8], usize, usize, usize) -> Result<Vec<u8>>) {
                      neighbours, not (2 radius + 1)²)",
                 )
             })?;
+            computed_on_the_device(&trace, "out", &got, &[("image", digest_of(&image))]).map_err(|e| e.input(&input))?;
         }
         Ok(())
     });

@@ -7,6 +7,7 @@
 //! thing `cargo test -p exercises` prints; the runner reads the typed [`GradeReport`] instead.
 
 pub mod compare;
+pub mod concepts;
 pub mod explain;
 pub mod inputs;
 mod report;

@@ -7,7 +7,6 @@ use gpubook::gpu::{Gpu, LaunchConfig, Result, Source};
 use gpubook::grade::{ch01, ch02, ch03, ch04};
 use gpubook::testing::{expect_failure, mutant, with_kernel};
 
-const NOT_FROM_THE_DEVICE: &str = "is not what came back from the device";
 const CONCEPT: &str = "the kernel does the work";
 
 /// who_am_i's kernel with its stores taken out, and the answer worked out on the host.

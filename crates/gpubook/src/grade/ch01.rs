@@ -4,7 +4,7 @@
 use super::ch02::{no_leaks, story};
 use super::concepts::computed_on_the_device;
 use super::words::count;
-use super::{Failure, check_values, edge_sizes, grade};
+use super::{Failure, check_values, grade, sizes};
 use crate::gpu::{CopyDir, Gpu, GpuError, OpKind, Result, Trace};
 
 /// Every new device allocation is filled with 0xFF bytes under a grader: as an `i32`, -1.
@@ -17,7 +17,7 @@ const GLOBAL_INDEX: &str = "slot i belongs to the thread whose global index is i
 /// within that block, of the thread whose global index is i.
 pub fn who_am_i(f: impl Fn(&Gpu, usize, u32) -> Result<(Vec<i32>, Vec<i32>)>) {
     grade("ch01-who-am-i", |ctx| {
-        let mut cases: Vec<(usize, u32, String)> = edge_sizes(256, 100_003).into_iter().map(|(n, name)| (n, 256, name)).collect();
+        let mut cases: Vec<(usize, u32, String)> = sizes(&mut ctx.rng, 256, 100_003).into_iter().map(|(n, name)| (n, 256, name)).collect();
         cases.push((1000, 32, "many small blocks".into()));
         cases.push((37, 1024, "one large block, mostly idle".into()));
         cases.push((ctx.rng.usize(2, 20_000), ctx.rng.usize(1, 1025) as u32, "random size and block".into()));

@@ -7,7 +7,7 @@
 use super::concepts::{computed_on_the_device, digest_of};
 use super::explain::Explain;
 use super::words::count;
-use super::{Ctx, Failure, Tolerance, check_f32, edge_sizes, grade};
+use super::{Ctx, Failure, Tolerance, check_f32, grade, sizes};
 use crate::gpu::{Gpu, Result};
 
 const MATMUL: &str = "c[row][col] is the sum over j of a[row][j] * b[j][col], with a[row][j] at a[row * k + j] and \
@@ -48,7 +48,8 @@ pub fn tiled_matmul(f: impl Fn(&Gpu, &[f32], &[f32], usize, usize, usize) -> Res
             (100, 40, 1, "a matrix times a column vector"),
             (83, 61, 47, "larger, no dimension a multiple of 16"),
         ];
-        for (m, k, n, name) in shapes {
+        let drawn = (ctx.rng.usize(60, 200), ctx.rng.usize(60, 200), ctx.rng.usize(60, 200), "drawn from the seed");
+        for (m, k, n, name) in shapes.into_iter().chain([drawn]) {
             let input = format!("A {m} × {k}, B {k} × {n} ({name})");
             // Values in [0, 1): no cancellation, so a float64 reference bounds the error relatively.
             let a = ctx.rng.vec_f32(m * k, 0.0, 1.0);
@@ -126,8 +127,8 @@ pub fn reduce_warp(f: impl Fn(&Gpu, &[f32]) -> Result<f32>) {
 /// Both reductions: the sum of n values in [0, 1), from one element to three passes of blocks.
 fn grade_reduction(id: &str, explain: &Explain<'_>, concept: &str, f: impl Fn(&Gpu, &[f32]) -> Result<f32>) {
     grade(id, |ctx: &mut Ctx| {
-        let mut sizes = edge_sizes(256, 100_003);
-        sizes.insert(sizes.len() - 1, (65_537, "256 × 256 + 1: three passes".into()));
+        let mut sizes = sizes(&mut ctx.rng, 256, 100_003);
+        sizes.insert(sizes.len() - 2, (65_537, "256 × 256 + 1: three passes".into()));
         for (n, name) in sizes {
             let input = format!("n = {n} ({name})");
             // Positive values: no cancellation, so the float64 sum bounds the error relatively.
@@ -200,7 +201,8 @@ pub fn transpose(f: impl Fn(&Gpu, &[f32], usize, usize) -> Result<Vec<f32>>) {
             (64, 96, "whole tiles, not square"),
             (211, 150, "larger, partial tiles"),
         ];
-        for (rows, cols, name) in shapes {
+        let drawn = (ctx.rng.usize(150, 700), ctx.rng.usize(150, 700), "drawn from the seed");
+        for (rows, cols, name) in shapes.into_iter().chain([drawn]) {
             let input = format!("{} × {} ({name})", count(rows, "row"), count(cols, "column"));
             let m = ctx.rng.vec_f32(rows * cols, -100.0, 100.0);
             ctx.gpu.clear_trace().map_err(Failure::from)?;

@@ -16,7 +16,7 @@ pub mod words;
 
 pub use compare::{Tolerance, check_f32, check_values};
 pub use explain::Explain;
-pub use inputs::{Rng, edge_sizes};
+pub use inputs::{Rng, edge_sizes, sizes};
 pub use report::{Failure, GradeReport};
 pub use run::{Ctx, capture_report, grade, graded_by, report_of};
 

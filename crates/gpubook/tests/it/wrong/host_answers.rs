@@ -132,3 +132,24 @@ fn reduction_finished_on_the_host() {
         })
     });
 }
+
+/// A grid sized for the sizes a learner might test with (400 blocks of 256 threads cover 100,000
+/// elements), not for the n it is given: the grader's seeded large size is larger.
+#[test]
+fn vector_add_with_a_fixed_grid() {
+    expect_failure("vector_add_with_a_fixed_grid", &["drawn from the seed", "ceil(n / block)"], || {
+        ch03::vector_add(|gpu: &Gpu, a, b| -> Result<Vec<f32>> {
+            let f = gpu
+                .load_module(Source::file(gpubook::testing::workspace_file("solutions/kernels/ch03/vector_add.cu")))?
+                .load_function("vector_add")?;
+            let stream = gpu.default_stream();
+            let (a_d, b_d) = (stream.clone_htod(a)?, stream.clone_htod(b)?);
+            let mut c_d = stream.alloc_zeros::<f32>(a.len())?;
+            let n = a.len() as i32;
+            let mut launch = stream.launch_builder(&f);
+            launch.arg(&a_d).arg(&b_d).arg(&mut c_d).arg(&n);
+            unsafe { launch.launch(LaunchConfig { grid_dim: (400, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 }) }?;
+            stream.clone_dtoh(&c_d)
+        })
+    });
+}

@@ -4,8 +4,8 @@
 //! - [`gpu`]: the cudarc-shaped API, on a CUDA GPU or on the CPU emulator (layered: see its docs)
 //! - [`emu`]: the CPU emulator itself (crate `gpubook-emu`)
 //! - [`sim`]: pipeline-parallel schedules and their simulator (crate `gpubook-sim`)
-//! - [`grade`]: the hidden graders, one module per chapter; [`reference`](mod@reference) marks reference code
-//!   they refuse to accept as an answer
+//! - [`grade`]: the hidden graders, one module per chapter; [`reference`](mod@reference) marks
+//!   reference code they refuse to accept as an answer
 //! - [`catalog`]: `exercises.toml`, the one list of chapters and exercises; [`progress`]: the
 //!   learner's progress record; [`notebook`]: exercises checked from a notebook
 //! - [`labs`]: programs the chapters measure ([`overlap`], [`chunk_pair`])
@@ -28,5 +28,6 @@ pub mod viz;
 
 pub use gpubook_emu as emu;
 pub use gpubook_sim as sim;
+
 /// The labs under the names exercises, notebooks and the book's pages use.
 pub use labs::{chunk_pair, overlap};

@@ -16,9 +16,6 @@ use crate::grade::GradeReport;
 use crate::progress::{self, Progress};
 use std::fmt;
 
-/// What a report says graded a notebook's answer (`GradeReport::graded_crate`).
-pub const CRATE: &str = crate::grade::NOTEBOOK_CRATE;
-
 /// `check!(chNN::grader(answer, ...))`: grade answers written in a notebook and record the result.
 #[macro_export]
 macro_rules! check {
@@ -50,7 +47,7 @@ pub fn check_with(chapter: &'static str, grader: &'static str, grade: impl FnOnc
 /// [`check_with`], recording into the course at `root`.
 pub fn check_in(root: &std::path::Path, chapter: &'static str, grader: &'static str, grade: impl FnOnce()) -> Checked {
     let mut captured = None;
-    crate::grade::graded_by(CRATE, chapter, grader, || captured = crate::grade::capture_report(grade));
+    crate::grade::graded_by(GradeReport::NOTEBOOK, chapter, grader, || captured = crate::grade::capture_report(grade));
     let report = captured.unwrap_or_else(|| panic!("{chapter}::{grader} did not grade anything: is it a grader?"));
     let not_recorded = match Catalog::load(root) {
         Ok(catalog) => match catalog.get(&report.id) {

@@ -23,6 +23,8 @@ pub struct GpuInner {
     pub(crate) state: Mutex<State>,
     pub(crate) auto_sync: AtomicBool,
     pub(crate) poison: AtomicBool,
+    /// Record a digest of the host bytes of each host↔device copy (`OpKind::Copy::digest`).
+    pub(crate) digests: AtomicBool,
     pub(crate) next_buffer: AtomicU64,
 }
 
@@ -67,6 +69,7 @@ impl Gpu {
                 state: Mutex::new(state),
                 auto_sync: AtomicBool::new(true),
                 poison: AtomicBool::new(false),
+                digests: AtomicBool::new(false),
                 next_buffer: AtomicU64::new(1),
             }),
         }
@@ -110,6 +113,13 @@ impl Gpu {
     /// Graders turn it on.
     pub fn set_poison(&self, on: bool) {
         self.inner.poison.store(on, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// Records a digest of the host bytes of every host↔device copy in the trace, so a grader can
+    /// tell whether what a function returned is what came back from the device (and what a
+    /// kernel wrote there) rather than something the host computed. Graders turn it on.
+    pub fn set_content_digests(&self, on: bool) {
+        self.inner.digests.store(on, std::sync::atomic::Ordering::SeqCst);
     }
 
     /// Turns the trace on (the default) or off (benchmarks that issue many small operations).

@@ -79,12 +79,13 @@ pub use launch::{LaunchArgs, PushKernelArg};
 pub use limits::LaunchConfig;
 pub use mapped::MappedHostSlice;
 pub use memory::{DevicePtr, DevicePtrMut, DeviceSlice, DeviceView, DeviceViewMut};
+pub(crate) use module::with_kernel_text;
 pub use module::{KernelSource, Source};
 pub use repr::{DeviceRepr, vector};
 pub use select::{BACKEND_VAR, BackendChoice, requested_backend, resolve_backend};
 pub use stream::Stream;
 pub use strided::{StridedView, StridedViewMut};
-pub use trace::{CopyDir, OpKind, Trace, TraceOp};
+pub use trace::{CopyDir, OpKind, Trace, TraceOp, Writer, digest};
 
 /// Probes for what `gpubook doctor` reports, without creating a device.
 pub mod probe {

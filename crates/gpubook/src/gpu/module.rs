@@ -51,6 +51,7 @@ impl Source {
 
     pub(crate) fn read(&self) -> Result<KernelSource> {
         let (path, text) = match &self.origin {
+            Origin::File(p) if let Some(text) = replaced(p) => (p.clone(), text),
             Origin::File(p) => {
                 let p = &crate::paths::relocate(p);
                 let text = std::fs::read_to_string(p)
@@ -63,6 +64,29 @@ impl Source {
         let include_dirs = self.include_dirs.iter().map(|d| crate::paths::relocate(d)).collect();
         Ok(KernelSource { path, text, include_dirs, signatures })
     }
+}
+
+thread_local! {
+    /// Kernel files read as other text on this thread: (path suffix, text). See `with_kernel_text`.
+    static REPLACED: std::cell::RefCell<Vec<(String, String)>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+fn replaced(path: &Path) -> Option<String> {
+    REPLACED.with(|r| r.borrow().iter().rev().find(|(suffix, _)| path.ends_with(suffix)).map(|(_, t)| t.clone()))
+}
+
+/// Runs `f` with every kernel file whose path ends with `suffix` read as `text` instead, on this
+/// thread: the wrong-answer tests run a solution's host code with a mutation of its kernel.
+pub(crate) fn with_kernel_text<R>(suffix: &str, text: String, f: impl FnOnce() -> R) -> R {
+    REPLACED.with(|r| r.borrow_mut().push((suffix.to_string(), text)));
+    struct Pop;
+    impl Drop for Pop {
+        fn drop(&mut self) {
+            REPLACED.with(|r| r.borrow_mut().pop());
+        }
+    }
+    let _pop = Pop;
+    f()
 }
 
 /// `kernel!("ch03/vector_add.cu")`: a .cu file under the calling crate's `kernels/` folder, found

@@ -11,7 +11,7 @@ use super::info::BackendKind;
 use super::memory::{DevicePtr, DevicePtrMut, DeviceSlice, RawRef};
 use super::ordering::Access;
 use super::repr::DeviceRepr;
-use super::trace::{CopyDir, OpKind, Stamp, host_mem_pinned};
+use super::trace::{self, CopyDir, OpKind, Stamp, host_mem_pinned};
 use crate::sync::lock;
 use std::marker::PhantomData;
 use std::sync::Arc;
@@ -97,7 +97,9 @@ impl Stream {
         let d = self.own(dst.raw())?;
         same_len("memcpy_htod", len, dst.len())?;
         let bytes = d.bytes;
-        let kind = OpKind::Copy { dir: CopyDir::HostToDevice, bytes, pinned: host_mem_pinned(mem), src: None, dst: Some(d.buffer) };
+        // SAFETY: the host slice holds `len` elements, `bytes` bytes, valid while `src` is borrowed.
+        let digest = self.digests_on().then(|| trace::digest(unsafe { std::slice::from_raw_parts(ptr as *const u8, bytes) }));
+        let kind = OpKind::Copy { dir: CopyDir::HostToDevice, bytes, pinned: host_mem_pinned(mem), src: None, dst: Some(d.buffer), digest };
         let access = [access(&d, true)];
         self.gpu
             .inner
@@ -116,14 +118,27 @@ impl Stream {
         same_len("memcpy_dtoh", src.len(), len)?;
         let ptr = dst.host_ptr_mut() as *mut u8;
         let bytes = s.bytes;
-        let kind = OpKind::Copy { dir: CopyDir::DeviceToHost, bytes, pinned: host_mem_pinned(mem), src: Some(s.buffer), dst: None };
+        let kind =
+            OpKind::Copy { dir: CopyDir::DeviceToHost, bytes, pinned: host_mem_pinned(mem), src: Some(s.buffer), dst: None, digest: None };
         let access = [access(&s, false)];
         self.gpu.inner.run_op(self.id, kind, "memcpy_dtoh", &access, |b| unsafe { b.copy_dtoh(self.id, ptr, s.addr, bytes, mem) })?;
         match dst.pending() {
             Some(p) => p.track(&self.gpu.inner, self.id),
-            None if mem == HostMem::Pageable => self.host_wait(),
+            None if mem == HostMem::Pageable => {
+                self.host_wait()?;
+                if self.digests_on() {
+                    // SAFETY: the copy has finished (host_wait) and `dst` holds `bytes` bytes.
+                    let d = trace::digest(unsafe { std::slice::from_raw_parts(ptr as *const u8, bytes) });
+                    lock(&self.gpu.inner.state).trace.set_download_digest(self.id, s.buffer, d);
+                }
+                Ok(())
+            }
             None => Ok(()),
         }
+    }
+
+    fn digests_on(&self) -> bool {
+        self.gpu.inner.digests.load(std::sync::atomic::Ordering::SeqCst)
     }
 
     /// Copies device memory into a new `Vec` (`cudaMemcpy(DeviceToHost)`); waits for it.
@@ -139,7 +154,8 @@ impl Stream {
         let (s, d) = (self.own(src.raw())?, self.own(dst.raw())?);
         same_len("memcpy_dtod", src.len(), dst.len())?;
         let bytes = s.bytes;
-        let kind = OpKind::Copy { dir: CopyDir::DeviceToDevice, bytes, pinned: false, src: Some(s.buffer), dst: Some(d.buffer) };
+        let kind =
+            OpKind::Copy { dir: CopyDir::DeviceToDevice, bytes, pinned: false, src: Some(s.buffer), dst: Some(d.buffer), digest: None };
         let acc = [access(&s, false), access(&d, true)];
         self.gpu.inner.run_op(self.id, kind, "memcpy_dtod", &acc, |b| b.copy_dtod(self.id, d.addr, s.addr, bytes))?;
         Ok(())

@@ -7,6 +7,7 @@
 //! thing `cargo test -p exercises` prints; the runner reads the typed [`GradeReport`] instead.
 
 pub mod compare;
+pub mod concepts;
 pub mod explain;
 pub mod inputs;
 mod report;
@@ -15,8 +16,7 @@ pub mod words;
 
 pub use compare::{Tolerance, check_f32, check_values};
 pub use explain::Explain;
-pub use inputs::{Rng, edge_sizes};
-pub(crate) use report::NOTEBOOK_CRATE;
+pub use inputs::{Rng, edge_sizes, sizes};
 pub use report::{Failure, GradeReport};
 pub use run::{Ctx, capture_report, grade, graded_by, report_of};
 

@@ -86,6 +86,9 @@ pub struct GradeReport {
 }
 
 impl GradeReport {
+    /// What `graded_crate` says of an answer written in a notebook (`gpubook::check!`).
+    pub const NOTEBOOK: &str = "notebook";
+
     /// The environment variable that asks graders for their reports: a folder.
     pub const DIR_VAR: &str = "GPUBOOK_REPORT_DIR";
 
@@ -118,13 +121,9 @@ impl GradeReport {
     /// Whether this run graded the learner's own answer (only those count as progress): the
     /// `exercises` crate's, or one written in a notebook.
     pub fn is_the_learners(&self) -> bool {
-        matches!(self.graded_crate.as_deref(), Some("exercises" | NOTEBOOK_CRATE))
+        matches!(self.graded_crate.as_deref(), Some("exercises" | Self::NOTEBOOK))
     }
 }
-
-/// The crate name answers written in a notebook are graded under (`gpubook::notebook::CRATE`);
-/// defined here, below the notebook module, so that grading does not import it back.
-pub(crate) const NOTEBOOK_CRATE: &str = "notebook";
 
 /// The full report, as printed by a failing test.
 pub(crate) struct Report<'a> {

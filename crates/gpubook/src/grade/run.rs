@@ -171,6 +171,7 @@ pub fn grade<B: FnOnce(&mut Ctx) -> Result<(), Failure>>(id: &str, body: B) {
         Err(e) => panic!("\n✗ {id}: no device to grade on: {e}\n  (`gpubook doctor` says what was found)"),
     };
     gpu.set_poison(true);
+    gpu.set_content_digests(true);
     let backend = format!("{} ({})", gpu.backend(), gpu.info().name);
     let mut ctx = Ctx { gpu, rng: Rng::new(seed), seed, id: id.to_string(), skipped: Vec::new() };
     let result = body(&mut ctx);

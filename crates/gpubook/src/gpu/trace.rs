@@ -383,8 +383,14 @@ mod tests {
     #[test]
     fn the_last_writer_of_a_buffer() {
         let up = OpKind::Copy { dir: CopyDir::HostToDevice, bytes: 4, pinned: false, src: None, dst: Some(1), digest: Some(7) };
-        let launch =
-            OpKind::Launch { kernel: "k".into(), grid: [1; 3], block: [1; 3], shared_mem_bytes: 0, buffers: vec![(1, false), (2, true)], counts: None };
+        let launch = OpKind::Launch {
+            kernel: "k".into(),
+            grid: [1; 3],
+            block: [1; 3],
+            shared_mem_bytes: 0,
+            buffers: vec![(1, false), (2, true)],
+            counts: None,
+        };
         let poison = OpKind::Memset { buffer: 2, bytes: 4, value: 0xFF };
         let t = Trace { ops: vec![op(poison, 0.0, 1.0), op(up, 1.0, 2.0), op(launch, 2.0, 3.0)] };
         assert!(matches!(t.last_writer(2, 3), Writer::Launch(_)));

@@ -2,6 +2,7 @@
 //! machine). Tests that need a device run on whichever backend `Gpu::new` picks and print
 //! SKIPPED, with the reason, when there is none.
 
+mod access;
 mod api;
 mod bug_zoo;
 mod demos_ch04;

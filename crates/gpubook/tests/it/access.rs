@@ -22,8 +22,9 @@ fn the_trace_carries_each_launchs_access_counts() {
     let b = s.clone_htod(&vec![2.0f32; n * n]).unwrap();
     let mut c = s.alloc_zeros::<f32>(n * n).unwrap();
     let cfg = LaunchConfig { grid_dim: (4, 4, 1), block_dim: (16, 16, 1), shared_mem_bytes: 0 };
+    let n_i = n as i32;
     let mut l = s.launch_builder(&f);
-    l.arg(&a).arg(&b).arg(&mut c).arg(&(n as i32));
+    l.arg(&a).arg(&b).arg(&mut c).arg(&n_i);
     unsafe { l.launch(cfg) }.unwrap();
     assert!(s.clone_dtoh(&c).unwrap().iter().all(|&v| v == 128.0));
     let trace = gpu.trace().unwrap();
@@ -65,8 +66,9 @@ fn persistent_kernels_on_any_backend() {
     let mut slots = s.alloc_zeros::<f32>(128).unwrap();
     let (mut head, mut tail) = (s.alloc_zeros::<u32>(1).unwrap(), s.alloc_zeros::<u32>(1).unwrap());
     let f = m.load_function("ring").unwrap();
+    let chunks_i = chunks as i32;
     let mut l = s.launch_builder(&f);
-    l.arg(&inp).arg(&mut out).arg(&mut slots).arg(&mut head).arg(&mut tail).arg(&(chunks as i32));
+    l.arg(&inp).arg(&mut out).arg(&mut slots).arg(&mut head).arg(&mut tail).arg(&chunks_i);
     unsafe { l.launch(LaunchConfig { grid_dim: (2, 1, 1), block_dim: (32, 1, 1), shared_mem_bytes: 0 }) }.unwrap();
     let got = s.clone_dtoh(&out).unwrap();
     assert!(got.iter().zip(&input).all(|(g, x)| *g == 2.0 * x), "ring on {}: {:?}", gpu.backend(), &got[..8]);

@@ -58,10 +58,12 @@ impl<T, const N: usize> HostSlice<T> for [T; N] {
 
 /// The asynchronous copies still using a pinned buffer: an event after the last one issued on
 /// each stream (a stream runs in order, so its last copy is the one to wait for). The events are
-/// the buffer's own, so nothing else recycles them while it waits.
+/// the buffer's own, so nothing else recycles them while it waits. While a grader records
+/// digests, it also keeps the downloads into the buffer (host address, bytes) whose digest the
+/// trace gets once the host has waited for them.
 #[doc(hidden)]
 #[derive(Default)]
-pub struct Pending(Mutex<Vec<(StreamId, EventId)>>);
+pub struct Pending(Mutex<Vec<(StreamId, EventId)>>, Mutex<Vec<(u64, usize)>>);
 
 impl Pending {
     /// Remembers the copy just issued on `stream`.
@@ -76,7 +78,12 @@ impl Pending {
         Ok(())
     }
 
-    /// Blocks the host until every tracked copy is done.
+    /// Remembers a download of `bytes` bytes into host address `host`, to digest once it is done.
+    pub(crate) fn digest_when_done(&self, host: u64, bytes: usize) {
+        self.1.lock().unwrap().push((host, bytes));
+    }
+
+    /// Blocks the host until every tracked copy is done, then gives the downloads their digests.
     fn wait(&self, gpu: &GpuInner) -> Result<()> {
         let list = std::mem::take(&mut *self.0.lock().unwrap());
         let mut result = Ok(());
@@ -86,7 +93,15 @@ impl Pending {
             }
             gpu.release_event(e);
         }
-        result
+        result?;
+        let downloads = std::mem::take(&mut *self.1.lock().unwrap());
+        for (host, bytes) in downloads {
+            // SAFETY: the copy into these bytes of the pinned buffer has finished (waited above),
+            // and the buffer outlives its `Pending`.
+            let d = super::trace::digest(unsafe { std::slice::from_raw_parts(host as *const u8, bytes) });
+            gpu.state.lock().unwrap().trace.set_download_digest_at(host, bytes, d);
+        }
+        Ok(())
     }
 }
 

@@ -32,8 +32,14 @@ pub enum OpKind {
         dst: Option<BufferId>,
         /// A digest of the host side's bytes ([`digest`]), when the device records them
         /// (`Gpu::set_content_digests`): what went up, and what came down once a synchronous
-        /// copy finished. `None` for device-to-device copies and asynchronous downloads.
+        /// copy finished, or once the host waited for an asynchronous one into pinned memory.
+        /// `None` for device-to-device copies.
         digest: Option<u64>,
+        /// The host address of the host side's first byte (`None` for device-to-device copies):
+        /// which pinned buffer, and where in it, a chunk went or came from. Not serialised (it
+        /// changes from run to run).
+        #[serde(skip_serializing)]
+        host: Option<u64>,
     },
     Memset {
         buffer: BufferId,
@@ -270,6 +276,18 @@ pub(crate) struct TraceLog {
 }
 
 impl TraceLog {
+    /// Gives the latest download of `bytes` bytes into host address `host` that has no digest
+    /// yet the digest of what arrived: an asynchronous copy into pinned memory, once the host
+    /// has waited for it.
+    pub fn set_download_digest_at(&mut self, host: u64, bytes: usize, d: u64) {
+        let latest = self.ops.iter_mut().rev().find(|p| {
+            matches!(p.kind, OpKind::Copy { dir: CopyDir::DeviceToHost, host: Some(h), bytes: b, digest: None, .. } if h == host && b == bytes)
+        });
+        if let Some(Pending { kind: OpKind::Copy { digest, .. }, .. }) = latest {
+            *digest = Some(d);
+        }
+    }
+
     /// Gives the latest download from `buffer` on `stream` the digest of what arrived (known
     /// only once a synchronous copy has finished).
     pub fn set_download_digest(&mut self, stream: u32, buffer: BufferId, d: u64) {
@@ -297,7 +315,7 @@ mod tests {
 
     #[test]
     fn overlap_of_copies_and_launches() {
-        let copy = OpKind::Copy { dir: CopyDir::HostToDevice, bytes: 4, pinned: true, src: None, dst: Some(1), digest: None };
+        let copy = OpKind::Copy { dir: CopyDir::HostToDevice, bytes: 4, pinned: true, src: None, dst: Some(1), digest: None, host: None };
         let launch = OpKind::Launch { kernel: "k".into(), grid: [1; 3], block: [1; 3], shared_mem_bytes: 0, buffers: vec![] };
         let t = Trace { ops: vec![op(copy.clone(), 0.0, 10.0), op(launch, 5.0, 20.0), op(copy, 15.0, 30.0)] };
         assert_eq!(t.overlap_us(|o| o.kind.is_copy(), |o| o.kind.is_launch()), 10.0);
@@ -307,7 +325,7 @@ mod tests {
 
     #[test]
     fn the_last_writer_of_a_buffer() {
-        let up = OpKind::Copy { dir: CopyDir::HostToDevice, bytes: 4, pinned: false, src: None, dst: Some(1), digest: Some(7) };
+        let up = OpKind::Copy { dir: CopyDir::HostToDevice, bytes: 4, pinned: false, src: None, dst: Some(1), digest: Some(7), host: None };
         let launch =
             OpKind::Launch { kernel: "k".into(), grid: [1; 3], block: [1; 3], shared_mem_bytes: 0, buffers: vec![(1, false), (2, true)] };
         let poison = OpKind::Memset { buffer: 2, bytes: 4, value: 0xFF };

@@ -4,6 +4,7 @@
 //! reads. The mapped counts must be right, reach the host with no copy, and be read only after
 //! the kernel that wrote them is done (automatic synchronisation is off while the grader reads).
 
+use super::concepts::{KERNEL_DOES_THE_WORK, computed_on_the_device, digest_of, uploads_are_inputs};
 use super::explain::Explain;
 use super::words::count;
 use super::{Ctx, Failure, Tolerance, check_f32, check_values, grade};
@@ -50,8 +51,10 @@ impl CombineInput {
         }
     }
 
-    /// The combine computed on the host in float64.
+    /// The combine computed on the host in float64: what the grader compares with, so an answer
+    /// that calls it is refused.
     pub fn reference(&self) -> Vec<f64> {
+        crate::reference::called("gpubook::grade::ch09::CombineInput::reference");
         let mut out = vec![0.0f64; self.tokens * self.hidden];
         for m in 0..self.tokens * self.top_k {
             let e = self.expert_of[m] as usize;
@@ -77,8 +80,9 @@ pub fn zero_copy_combine(
     zero_copy: impl Fn(&Gpu, &CombineInput) -> Result<Vec<f32>>,
 ) {
     grade("ch09-zero-copy-combine", |ctx| {
-        // (tokens, top_k, hidden, experts)
-        let shapes = [(1, 1, 4, 1, "one token, one expert"), (37, 2, 33, 4, "odd hidden size"), (128, 2, 64, 8, "a batch")];
+        // (tokens, top_k, hidden, experts), and one shape drawn from the seed in every dimension.
+        let seeded = (ctx.rng.usize(129, 513), ctx.rng.usize(1, 5), ctx.rng.usize(65, 257), ctx.rng.usize(2, 17), "drawn from the seed");
+        let shapes = [(1, 1, 4, 1, "one token, one expert"), (37, 2, 33, 4, "odd hidden size"), (128, 2, 64, 8, "a batch"), seeded];
         for (tokens, top_k, hidden, experts, name) in shapes {
             let input = format!("{}, top-{top_k} of {}, hidden {hidden} ({name})", count(tokens, "token"), count(experts, "expert"));
             let p = CombineInput::random(ctx, tokens, top_k, hidden, experts);
@@ -96,6 +100,14 @@ pub fn zero_copy_combine(
                     .detail(e.details.join("\n"))
                     .input(&input)
             })?;
+            let inputs = [
+                ("x", digest_of(&p.x)),
+                ("expert_of", digest_of(&p.expert_of)),
+                ("weight", digest_of(&p.weight)),
+                ("scale", digest_of(&p.scale)),
+                ("bias", digest_of(&p.bias)),
+            ];
+            computed_on_the_device(&trace, "out", &direct, &inputs).map_err(|e| e.input(&input))?;
             check_no_staging(&trace, &copy_trace).map_err(|e| e.input(&input))?;
         }
         Ok(())
@@ -175,6 +187,16 @@ fn check_no_staging(t: &Trace, copy_path: &Trace) -> Result<(), Failure> {
     if written("expert_forward").is_disjoint(&read("combine")) {
         return Err(Failure::new("expert_forward wrote no buffer that combine reads").concept(ZERO_COPY));
     }
+    // One expert launch, the one above into the buffer the combine reads: a second one (into a
+    // staging buffer, say) is a staging copy with extra steps.
+    let experts = t.launches().filter(|o| matches!(&o.kind, OpKind::Launch { kernel, .. } if kernel == "expert_forward")).count();
+    if experts != 1 {
+        return Err(Failure::new(format!(
+            "expert_forward ran {}; the expert rows need one launch, into the send buffer",
+            count(experts, "time")
+        ))
+        .concept(ZERO_COPY));
+    }
     Ok(())
 }
 
@@ -185,7 +207,11 @@ const MAPPED: &str = "mapped host memory: allocate the counters with gpu.alloc_m
 /// `expert_counts(gpu, ids, experts) -> counts`, in mapped host memory.
 pub fn expert_counts(f: impl Fn(&Gpu, &[i32], usize) -> Result<MappedHostSlice<u32>>) {
     grade("ch09-expert-counts", |ctx| {
-        for (n, experts, name) in [(1, 1, "one token, one expert"), (1000, 8, "1000 tokens"), (100_003, 64, "large, not a power of two")] {
+        // Past any grid sized for the largest fixed case, up to 4 times it.
+        let seeded = (ctx.rng.usize(100_003 + 256, 400_012), ctx.rng.usize(65, 300), "drawn from the seed");
+        for (n, experts, name) in
+            [(1, 1, "one token, one expert"), (1000, 8, "1000 tokens"), (100_003, 64, "large, not a power of two"), seeded]
+        {
             let input = format!("{}, {} ({name})", count(n, "token id"), count(experts, "expert"));
             // Skewed, as routing is: low ids more often.
             let ids: Vec<i32> =
@@ -209,6 +235,15 @@ pub fn expert_counts(f: impl Fn(&Gpu, &[i32], usize) -> Result<MappedHostSlice<u
                     .concept(format!("{MAPPED}; the kernel writes the counts straight into the mapped memory the host reads"))
                     .input(&input));
             }
+            if counts.host_writes() > 0 {
+                return Err(Failure::new("the host wrote the counts (as_mut_slice) it returned")
+                    .concept(format!(
+                        "{KERNEL_DOES_THE_WORK}: the kernel counts, with an atomicAdd per id, straight into the mapped memory \
+                     (alloc_mapped zeroes it: the host never writes it)"
+                    ))
+                    .input(&input));
+            }
+            uploads_are_inputs(&trace, &[("the ids", digest_of(&ids))]).map_err(|e| e.input(&input))?;
             let wrote_mapped = trace
                 .launches()
                 .any(|o| matches!(&o.kind, OpKind::Launch { buffers, .. } if buffers.iter().any(|b| b.0 == counts.id() && b.1)));

@@ -10,6 +10,14 @@ gpubook=${GPUBOOK_BIN:-./target/release/gpubook}
 [ -x "$gpubook" ] || cargo build -q --release --bin gpubook
 "$gpubook" dev stubs --check
 
+# The learner's crate builds the library alone: no CLI, book or server crates.
+heavy=$(cargo tree -q -p exercises -e normal --prefix none | grep -Eo '^(clap|crossterm|indicatif|anstream|mdbook[a-z_-]*|tiny_http|notify) ' | sort -u | tr '\n' ' ' || true)
+if [ -n "$heavy" ]; then
+  echo "FAIL: the learner's crate depends on $heavy(see \`cargo tree -p exercises -i <crate>\`)"
+  exit 1
+fi
+echo "exercises' dependencies: $(cargo tree -q -p exercises -e normal --prefix none | sed 's/ (\*)//' | sort -u | wc -l) crates, none of the CLI's or the book's"
+
 reports=$PWD/target/stub-reports
 rm -rf "$reports"
 set +e

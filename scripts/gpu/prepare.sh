@@ -15,7 +15,7 @@ cp target/release/gpubook "$out/"
 cargo test --release --no-run --message-format=json "${packages[@]}" 2>target/gpu-build.log \
   | python3 -c '
 import json, sys, shutil, os
-# Test binaries that never touch a device (the book's).
+# Test binaries that never touch a device: those of the book builder.
 SKIP = {"gpubook-book.it", "gpubook-book.gpubook_book-lib"}
 for line in sys.stdin:
     try: m = json.loads(line)

@@ -5,8 +5,9 @@
 //! closes a loop.
 //!
 //! The graph is read from the sources, not from the compiler: every `crate::`, `super::` and
-//! `self::` path (in `use` declarations and in code) and every `use` of a child module, followed
-//! through re-exports (`pub use`) and imports to the file that defines the item. `mod`
+//! `self::` path (in `use` declarations and in code), every path through a child module or an
+//! imported name (`use crate::schedules;` then `schedules::zb1p::generate()`), followed through
+//! re-exports (`pub use`) and imports to the file that defines the item. `mod`
 //! declarations are structure, not edges, and so is a module re-exporting its own submodules
 //! (`pub use child::X` in a mod.rs): that is their facade, not a use of them, so children may
 //! use what their parent defines.
@@ -344,11 +345,14 @@ fn scan(file: &str, text: &str, modules: &mut HashMap<ModPath, Module>, refs: &m
                 i = pos + 1;
                 continue;
             }
-            "crate" | "$crate" | "super" | "self" if t(i + 1) == "::" && t(i.wrapping_sub(1)) != "::" => {
+            // A path: from `crate`, `super` or `self`, or from a name (an imported module or item,
+            // a child module; other names, `std::` and `Vec::new` alike, resolve to nothing).
+            word if is_ident(word) && t(i + 1) == "::" && is_ident(t(i + 2)) && !matches!(t(i.wrapping_sub(1)), "::" | ".") => {
                 let line = toks[i].line;
                 let mut segments = vec![t(i).trim_start_matches('$').to_string()];
                 let mut pos = i + 1;
-                while t(pos) == "::" && is_ident(t(pos + 1)) {
+                // A macro's `$crate::grade::$chapter` names `grade`: `$chapter` is the caller's.
+                while t(pos) == "::" && is_ident(t(pos + 1)) && !t(pos + 1).starts_with('$') {
                     segments.push(t(pos + 1).to_string());
                     pos += 2;
                 }
@@ -424,13 +428,11 @@ impl Resolver<'_> {
                 s
             }
             _ => {
-                // Relative: a child module of the scope, else something outside the crate.
+                // Relative: a child module of the scope, or a name the scope imports; anything
+                // else is outside the crate (or local, and no edge).
                 let mut child = scope.clone();
                 child.push(first.clone());
-                if !self.modules.contains_key(&child) {
-                    return None;
-                }
-                child
+                if self.modules.contains_key(&child) { child } else { self.modules.get(scope)?.imports.get(first)?.clone() }
             }
         };
         let mut rest = rest.iter().peekable();
@@ -551,7 +553,7 @@ mod tests {
     /// `gpu/`'s layers, bottom first: a file may use files of its own layer or below, never above
     /// (mod.rs, the facade, sits on top). Every file of gpu/ must be listed.
     const GPU_LAYERS: &[(&str, &[&str])] = &[
-        ("plain types and ids", &["error.rs", "ids.rs", "info.rs", "repr.rs", "module.rs", "trace.rs"]),
+        ("plain types and ids", &["error.rs", "ids.rs", "info.rs", "limits.rs", "repr.rs", "module.rs", "trace.rs"]),
         ("the backend seam", &["backend.rs", "cuda.rs", "emu.rs", "select.rs"]),
         ("the context", &["ordering.rs", "context.rs"]),
         ("memory, streams, events", &["memory.rs", "strided.rs", "host.rs", "mapped.rs", "event.rs", "stream.rs"]),
@@ -631,6 +633,16 @@ mod tests {
             ("b.rs", "// use crate::a::A; (a comment is no edge)\npub struct B;\nfn f() -> super::c::C { todo!() }"),
             ("c.rs", "pub struct C;\nfn g(_: &crate::A) {}"),
         ]));
+        // Through an imported module: `use crate::gen;` then `gen::one::make()`.
+        let through_import = Graph::of_sources(&sources(&[
+            ("lib.rs", "mod kind; mod gen;"),
+            ("kind.rs", "use crate::gen;\nfn f() { gen::one::make(); }"),
+            ("gen/mod.rs", "pub mod one;"),
+            ("gen/one.rs", "pub fn make() { let _ = crate::kind::f; }"),
+        ]));
+        let text: Vec<String> = through_import.cycles().iter().map(describe).collect();
+        assert_eq!(text.len(), 1, "{text:?}");
+        assert!(text[0].contains("kind.rs:2 uses gen::one::make (defined in gen/one.rs)"), "{text:?}");
         let cycles = graph.cycles();
         assert_eq!(cycles.len(), 1, "{cycles:?}");
         let text = describe(&cycles[0]);

@@ -7,6 +7,7 @@ use super::info::{BackendKind, DeviceInfo};
 use super::ordering::{Access, Ordering};
 use super::trace::{OpKind, Pending, Stamp, Trace, TraceLog, TraceOp};
 use super::{cuda, emu, select};
+use crate::sync::lock;
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::sync::{Arc, Mutex};
@@ -91,7 +92,7 @@ impl Gpu {
         let start = self.inner.backend.host_now_us();
         self.inner.backend.synchronize_device()?;
         let end = self.inner.backend.host_now_us();
-        let mut st = self.inner.state.lock().unwrap();
+        let mut st = lock(&self.inner.state);
         st.order.host_synchronized_device();
         st.push(self.ordinal(), 0, OpKind::SynchronizeDevice, Stamp::Known(start, end));
         Ok(())
@@ -123,14 +124,14 @@ impl Gpu {
 
     /// Turns the trace on (the default) or off (benchmarks that issue many small operations).
     pub fn set_tracing(&self, on: bool) {
-        self.inner.state.lock().unwrap().trace.enabled = on;
+        lock(&self.inner.state).trace.enabled = on;
     }
 
     /// Everything recorded since creation or the last `clear_trace`, with times. Waits for the
     /// operations to finish, since their times come from events.
     pub fn trace(&self) -> Result<Trace> {
         self.inner.resolve_trace(usize::MAX)?;
-        let st = self.inner.state.lock().unwrap();
+        let st = lock(&self.inner.state);
         let ops = st
             .trace
             .ops
@@ -149,7 +150,7 @@ impl Gpu {
 
     pub fn clear_trace(&self) -> Result<()> {
         self.inner.resolve_trace(usize::MAX)?;
-        self.inner.state.lock().unwrap().trace.ops.clear();
+        lock(&self.inner.state).trace.ops.clear();
         Ok(())
     }
 
@@ -202,9 +203,22 @@ impl GpuInner {
         auto: bool,
         op: impl FnOnce(&dyn Backend) -> Result<()>,
     ) -> Result<EventId> {
+        self.run_op_recording(stream, what, accesses, auto, |b| op(b).map(|()| kind))
+    }
+
+    /// `run_op_with` for an operation whose trace record depends on how it went (a launch's
+    /// access counts): `op` returns the record.
+    pub(crate) fn run_op_recording(
+        &self,
+        stream: StreamId,
+        what: &str,
+        accesses: &[Access],
+        auto: bool,
+        op: impl FnOnce(&dyn Backend) -> Result<OpKind>,
+    ) -> Result<EventId> {
         let b = self.backend.as_ref();
         let device = b.info().ordinal;
-        let mut st = self.state.lock().unwrap();
+        let mut st = lock(&self.state);
         let waits = st.order.before(stream, what, accesses, auto).map_err(GpuError::Hazard)?;
         for w in waits {
             b.wait_event(stream, w.event)?;
@@ -212,10 +226,13 @@ impl GpuInner {
             st.push(device, stream, OpKind::WaitEvent { automatic: true }, Stamp::Known(now, now));
         }
         let start = b.record_event(stream)?;
-        if let Err(e) = op(b) {
-            b.destroy_event(start);
-            return Err(e);
-        }
+        let kind = match op(b) {
+            Ok(kind) => kind,
+            Err(e) => {
+                b.destroy_event(start);
+                return Err(e);
+            }
+        };
         let end = b.record_event(stream)?;
         st.order.after(stream, what, accesses, end);
         st.push(device, stream, kind, Stamp::Events(start, end));
@@ -231,7 +248,7 @@ impl GpuInner {
     /// events nothing else needs.
     pub(crate) fn resolve_trace(&self, limit: usize) -> Result<()> {
         let b = self.backend.as_ref();
-        let mut st = self.state.lock().unwrap();
+        let mut st = lock(&self.state);
         let mut done = Vec::new();
         for p in st.trace.ops.iter_mut().take(limit) {
             if let Stamp::Events(s, e) = p.stamp {
@@ -261,13 +278,13 @@ impl GpuInner {
 
     pub(crate) fn host_wait_event(&self, e: EventId) -> Result<()> {
         self.backend.synchronize_event(e)?;
-        self.state.lock().unwrap().order.host_synchronized_event(e);
+        lock(&self.state).order.host_synchronized_event(e);
         Ok(())
     }
 
     pub(crate) fn relabel(&self, buffer: BufferId, addr: u64, label: &str) {
         self.backend.relabel(addr, label);
-        let mut st = self.state.lock().unwrap();
+        let mut st = lock(&self.state);
         for p in st.trace.ops.iter_mut() {
             if let OpKind::Alloc { buffer: b, label: l, .. } = &mut p.kind
                 && *b == buffer
@@ -285,7 +302,7 @@ impl GpuInner {
         // arrange): Drop has no way to report a hazard.
         let r = self.run_op_with(stream, OpKind::Free { buffer, bytes }, "free", &access, true, |b| b.free(stream, addr));
         if r.is_ok() {
-            self.state.lock().unwrap().order.forget_buffer(buffer);
+            lock(&self.state).order.forget_buffer(buffer);
         }
     }
 }

@@ -4,6 +4,7 @@
 use super::context::GpuInner;
 use super::error::{GpuError, Result};
 use super::ids::{EventId, StreamId};
+use crate::sync::lock;
 use std::sync::Arc;
 
 pub struct Event {
@@ -39,7 +40,7 @@ impl Event {
 
 impl Drop for Event {
     fn drop(&mut self) {
-        self.gpu.state.lock().unwrap().order.forget_event(self.id);
+        lock(&self.gpu.state).order.forget_event(self.id);
         self.gpu.backend.destroy_event(self.id);
     }
 }

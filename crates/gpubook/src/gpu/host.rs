@@ -10,6 +10,7 @@ use super::error::Result;
 use super::ids::{EventId, HostMem, StreamId};
 use super::memory::bounds;
 use super::repr::DeviceRepr;
+use crate::sync::lock;
 use std::marker::PhantomData;
 use std::ops::RangeBounds;
 use std::sync::{Arc, Mutex};
@@ -69,8 +70,8 @@ impl Pending {
     /// Remembers the copy just issued on `stream`.
     pub(crate) fn track(&self, gpu: &GpuInner, stream: StreamId) -> Result<()> {
         let e = gpu.backend.record_event(stream)?;
-        gpu.state.lock().unwrap().order.record(stream, e);
-        let mut list = self.0.lock().unwrap();
+        lock(&gpu.state).order.record(stream, e);
+        let mut list = lock(&self.0);
         match list.iter_mut().find(|(s, _)| *s == stream) {
             Some(slot) => gpu.release_event(std::mem::replace(&mut slot.1, e)),
             None => list.push((stream, e)),
@@ -85,7 +86,7 @@ impl Pending {
 
     /// Blocks the host until every tracked copy is done, then gives the downloads their digests.
     fn wait(&self, gpu: &GpuInner) -> Result<()> {
-        let list = std::mem::take(&mut *self.0.lock().unwrap());
+        let list = std::mem::take(&mut *lock(&self.0));
         let mut result = Ok(());
         for (_, e) in list {
             if result.is_ok() {
@@ -119,7 +120,7 @@ impl Gpu {
 impl GpuInner {
     /// Forgets an event the API recorded for its own bookkeeping.
     pub(crate) fn release_event(&self, e: EventId) {
-        self.state.lock().unwrap().order.forget_event(e);
+        lock(&self.state).order.forget_event(e);
         self.backend.destroy_event(e);
     }
 }

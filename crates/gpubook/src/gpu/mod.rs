@@ -36,9 +36,10 @@
 //! launch and module loading   function.rs (Module, Function)  launch.rs (LaunchArgs, the checks)
 //! memory, streams, events     memory.rs  strided.rs  host.rs  mapped.rs  event.rs  stream.rs
 //! the context                 context.rs (Gpu, GpuInner, the trace log)  ordering.rs
-//! the backend seam            backend.rs (the Backend trait)  cuda.rs  emu.rs  select.rs
-//! plain types and ids         error.rs  ids.rs  info.rs  repr.rs  trace.rs (records)
-//!                             module.rs (Source, KernelSource)
+//! the backend seam            backend.rs (the Backend trait)  cuda.rs  emu.rs
+//!                             select.rs (which backend: resolve_backend, the one place)
+//! plain types and ids         error.rs  ids.rs  info.rs  limits.rs (the launch limits table)
+//!                             repr.rs  trace.rs (records)  module.rs (Source, KernelSource)
 //! ```
 //!
 //! Below the seam a backend sees raw addresses, stream and event ids; everything typed, traced or
@@ -56,6 +57,7 @@ mod host;
 mod ids;
 mod info;
 mod launch;
+mod limits;
 mod mapped;
 mod memory;
 mod module;
@@ -73,7 +75,8 @@ pub use function::{Function, Module};
 pub use host::{HostSlice, HostSliceMut, PinnedHostSlice, PinnedView, PinnedViewMut};
 pub use ids::{BufferId, HostMem};
 pub use info::{BackendKind, DeviceInfo};
-pub use launch::{LaunchArgs, LaunchConfig, PushKernelArg};
+pub use launch::{LaunchArgs, PushKernelArg};
+pub use limits::LaunchConfig;
 pub use mapped::MappedHostSlice;
 pub use memory::{DevicePtr, DevicePtrMut, DeviceSlice, DeviceView, DeviceViewMut};
 pub(crate) use module::with_kernel_text;
@@ -82,7 +85,10 @@ pub use repr::{DeviceRepr, vector};
 pub use select::{BACKEND_VAR, BackendChoice, requested_backend, resolve_backend};
 pub use stream::Stream;
 pub use strided::{StridedView, StridedViewMut};
-pub use trace::{CopyDir, OpKind, Trace, TraceOp, Writer, digest};
+pub use trace::{
+    AccessCounts, BufferAccesses, CopyDir, GlobalAccesses, GlobalRequests, OpKind, SharedAccesses, SharedRequests, ThreadAccesses, Trace,
+    TraceOp, Writer, digest,
+};
 
 /// Probes for what `gpubook doctor` reports, without creating a device.
 pub mod probe {

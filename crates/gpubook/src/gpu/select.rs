@@ -46,7 +46,10 @@ pub fn resolve_backend() -> Result<BackendChoice> {
 }
 
 fn first_line(e: &GpuError) -> String {
-    e.to_string().lines().next().unwrap_or_default().to_string()
+    match e {
+        GpuError::Unavailable { reason, .. } => reason.clone(),
+        other => other.to_string().lines().next().unwrap_or_default().to_string(),
+    }
 }
 
 /// Opens device `ordinal` on the resolved backend.

@@ -12,6 +12,7 @@ use super::memory::{DevicePtr, DevicePtrMut, DeviceSlice, RawRef};
 use super::ordering::Access;
 use super::repr::DeviceRepr;
 use super::trace::{self, CopyDir, OpKind, Stamp, host_mem_pinned};
+use crate::sync::lock;
 use std::marker::PhantomData;
 use std::sync::Arc;
 
@@ -135,7 +136,7 @@ impl Stream {
                 if self.digests_on() {
                     // SAFETY: the copy has finished (host_wait) and `dst` holds `bytes` bytes.
                     let d = trace::digest(unsafe { std::slice::from_raw_parts(ptr as *const u8, bytes) });
-                    self.gpu.inner.state.lock().unwrap().trace.set_download_digest(self.id, s.buffer, d);
+                    lock(&self.gpu.inner.state).trace.set_download_digest(self.id, s.buffer, d);
                 }
                 Ok(())
             }
@@ -200,7 +201,7 @@ impl Stream {
         let b = inner.backend.as_ref();
         let id = b.record_event(self.id)?;
         let now = b.host_now_us();
-        let mut st = inner.state.lock().unwrap();
+        let mut st = lock(&inner.state);
         st.order.record(self.id, id);
         st.push(self.gpu.ordinal(), self.id, OpKind::RecordEvent, Stamp::Known(now, now));
         Ok(Event::new(inner.clone(), id, self.id))
@@ -215,7 +216,7 @@ impl Stream {
         let b = inner.backend.as_ref();
         b.wait_event(self.id, event.id)?;
         let now = b.host_now_us();
-        let mut st = inner.state.lock().unwrap();
+        let mut st = lock(&inner.state);
         st.order.wait(self.id, event.id);
         st.push(self.gpu.ordinal(), self.id, OpKind::WaitEvent { automatic: false }, Stamp::Known(now, now));
         Ok(())
@@ -244,7 +245,7 @@ impl Stream {
         let start = b.host_now_us();
         b.synchronize_stream(self.id)?;
         let end = b.host_now_us();
-        let mut st = inner.state.lock().unwrap();
+        let mut st = lock(&inner.state);
         st.order.host_synchronized_stream(self.id);
         st.push(self.gpu.ordinal(), self.id, OpKind::SynchronizeStream, Stamp::Known(start, end));
         Ok(())

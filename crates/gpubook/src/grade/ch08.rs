@@ -15,7 +15,7 @@ use super::{Failure, Tolerance, check_f32, grade};
 use crate::gpu::{
     BackendKind, CopyDir, DeviceSlice, Gpu, HostSlice, LaunchConfig, OpKind, PinnedHostSlice, Result, Source, Trace, TraceOp, Writer,
 };
-use crate::overlap::{Hidden, copy_hidden, copy_hidden_by};
+use crate::labs::overlap::{Hidden, copy_hidden, copy_hidden_by};
 use std::collections::HashSet;
 
 /// The share of copy time the ping-pong must hide.

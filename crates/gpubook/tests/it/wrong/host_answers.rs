@@ -123,11 +123,13 @@ fn transpose_on_the_host() {
     });
 }
 
+/// The tree's kernel reports 0 for every block, and the host sums x itself.
 #[test]
 fn reduction_finished_on_the_host() {
+    let zero = mutant("ch04/reduce_tree.cu", &[("block_sums[blockIdx.x] = partial[0];", "block_sums[blockIdx.x] = 0.0f;")]);
     expect_failure("reduction_finished_on_the_host", &["`the sum` is not what came back", CONCEPT], || {
         ch04::reduce_tree(|gpu, x| {
-            solutions::ch04::reduce_tree(gpu, x)?;
+            with_kernel("ch04/reduce_tree.cu", zero.clone(), || solutions::ch04::reduce_tree(gpu, x))?;
             Ok(x.iter().map(|&v| v as f64).sum::<f64>() as f32)
         })
     });

@@ -81,7 +81,7 @@ impl Pending {
 
     /// Remembers a download of `bytes` bytes into host address `host`, to digest once it is done.
     pub(crate) fn digest_when_done(&self, host: u64, bytes: usize) {
-        self.1.lock().unwrap().push((host, bytes));
+        lock(&self.1).push((host, bytes));
     }
 
     /// Blocks the host until every tracked copy is done, then gives the downloads their digests.
@@ -95,12 +95,12 @@ impl Pending {
             gpu.release_event(e);
         }
         result?;
-        let downloads = std::mem::take(&mut *self.1.lock().unwrap());
+        let downloads = std::mem::take(&mut *lock(&self.1));
         for (host, bytes) in downloads {
             // SAFETY: the copy into these bytes of the pinned buffer has finished (waited above),
             // and the buffer outlives its `Pending`.
             let d = super::trace::digest(unsafe { std::slice::from_raw_parts(host as *const u8, bytes) });
-            gpu.state.lock().unwrap().trace.set_download_digest_at(host, bytes, d);
+            lock(&gpu.state).trace.set_download_digest_at(host, bytes, d);
         }
         Ok(())
     }

@@ -1,14 +1,18 @@
 //! Chapter 9: zero copy. The zero-copy combine must give the same bits as the copy path (same
-//! kernels, same order of additions: only where the expert rows are written differs), with no
-//! device-to-device copy in its trace and the expert kernel writing the very buffer the combine
-//! reads. The mapped counts must be right, reach the host with no copy, and be read only after
-//! the kernel that wrote them is done (automatic synchronisation is off while the grader reads).
+//! kernels, same order of additions: only where the expert rows are written differs), as the
+//! combine kernel wrote them, with only the inputs uploaded, no device-to-device copy in its
+//! trace and one expert launch storing every row into the very buffer the combine reads (the
+//! stores read from the emulator's access counts). The mapped counts must be right, reach the
+//! host with no copy, never be written by the host, be one atomic add per id by as many threads
+//! (the emulator's counts again), and be read only after the kernel that wrote them is done
+//! (automatic synchronisation is off while the grader reads). On a GPU the rules that read
+//! access counts are reported as skipped checks.
 
 use super::concepts::{KERNEL_DOES_THE_WORK, computed_on_the_device, digest_of, uploads_are_inputs};
 use super::explain::Explain;
 use super::words::count;
 use super::{Ctx, Failure, Tolerance, check_f32, check_values, grade};
-use crate::gpu::{CopyDir, Gpu, MappedHostSlice, OpKind, Result, Trace};
+use crate::gpu::{BufferId, CopyDir, Gpu, MappedHostSlice, OpKind, Result, Trace};
 use std::collections::BTreeSet;
 
 /// One combine problem: `tokens × top_k` rows go through their experts and come back summed.
@@ -109,6 +113,7 @@ pub fn zero_copy_combine(
             ];
             computed_on_the_device(&trace, "out", &direct, &inputs).map_err(|e| e.input(&input))?;
             check_no_staging(&trace, &copy_trace).map_err(|e| e.input(&input))?;
+            check_expert_stores(ctx, &trace, tokens * top_k, hidden).map_err(|e| e.input(&input))?;
         }
         Ok(())
     });
@@ -200,6 +205,43 @@ fn check_no_staging(t: &Trace, copy_path: &Trace) -> Result<(), Failure> {
     Ok(())
 }
 
+/// Why a rule that reads access counts was skipped.
+const NO_COUNTS: &str = "this backend gives no access counts (the emulator's check mode does)";
+
+/// As the emulator counts expert_forward's launch: it stored every expert row (rows × hidden
+/// floats) into the buffer the combine reads. On a GPU (no counts) the check is reported as skipped.
+fn check_expert_stores(ctx: &mut Ctx, t: &Trace, rows: usize, hidden: usize) -> Result<(), Failure> {
+    let read_by_combine: BTreeSet<BufferId> = t
+        .launches()
+        .filter_map(|o| match &o.kind {
+            OpKind::Launch { kernel, buffers, .. } if kernel == "combine" => Some(buffers.iter().filter(|b| !b.1).map(|b| b.0)),
+            _ => None,
+        })
+        .flatten()
+        .collect();
+    for op in t.launches() {
+        let OpKind::Launch { kernel, counts, .. } = &op.kind else { continue };
+        if kernel != "expert_forward" {
+            continue;
+        }
+        let Some(counts) = counts else {
+            ctx.skip_check(format!("that expert_forward stored every expert row into the send buffer: {NO_COUNTS}"));
+            return Ok(());
+        };
+        let stored: u64 =
+            counts.buffers.iter().filter(|b| b.buffer.is_some_and(|id| read_by_combine.contains(&id))).map(|b| b.stores.bytes).sum();
+        let want = (rows * hidden * 4) as u64;
+        if stored < want {
+            return Err(Failure::new(format!(
+                "expert_forward stored {stored} bytes into the send buffer; the {} of {hidden} floats are {want}",
+                count(rows, "expert row")
+            ))
+            .concept(ZERO_COPY));
+        }
+    }
+    Ok(())
+}
+
 const MAPPED: &str = "mapped host memory: allocate the counters with gpu.alloc_mapped, pass them to the kernel like any \
      device buffer, and wait for the kernel (stream.synchronize()) before the host reads them: there is no copy whose \
      completion would tell the host that the counts are ready";
@@ -250,7 +292,46 @@ pub fn expert_counts(f: impl Fn(&Gpu, &[i32], usize) -> Result<MappedHostSlice<u
             if !wrote_mapped {
                 return Err(Failure::new("no kernel wrote the mapped counts that were returned").concept(MAPPED).input(&input));
             }
+            counted_with_atomics(ctx, &trace, counts.id(), n).map_err(|e| e.input(&input))?;
         }
         Ok(())
     });
+}
+
+const ATOMICS: &str = "the work is spread over the threads: each thread reads one id and adds it with one \
+     atomicAdd(&counts[id], 1) straight into the mapped memory, so that threads counting the same expert lose nothing";
+
+/// As the emulator counts the launches that wrote the counts: one atomic add into them per id,
+/// no thread making more than one. On a GPU (no counts) the check is reported as skipped.
+fn counted_with_atomics(ctx: &mut Ctx, t: &Trace, counts: BufferId, ids: usize) -> Result<(), Failure> {
+    let mut atomics = 0;
+    for op in t.launches() {
+        let OpKind::Launch { kernel, buffers, counts: access, .. } = &op.kind else { continue };
+        if !buffers.iter().any(|&(b, write)| b == counts && write) {
+            continue;
+        }
+        let Some(access) = access else {
+            ctx.skip_check(format!("the atomic adds into the expert counts, one per id and thread: {NO_COUNTS}"));
+            return Ok(());
+        };
+        atomics += access.buffers.iter().filter(|b| b.buffer == Some(counts)).map(|b| b.atomics).sum::<u64>();
+        let most = access.per_thread_max.atomics;
+        if most > 1 {
+            return Err(Failure::new(format!(
+                "one thread of `{kernel}` made {} of the {}",
+                count(most as usize, "atomic add"),
+                count(ids, "id")
+            ))
+            .concept(ATOMICS));
+        }
+    }
+    if atomics != ids as u64 {
+        return Err(Failure::new(format!(
+            "the kernels made {} into the counts for {}",
+            count(atomics as usize, "atomic add"),
+            count(ids, "token id")
+        ))
+        .concept(ATOMICS));
+    }
+    Ok(())
 }

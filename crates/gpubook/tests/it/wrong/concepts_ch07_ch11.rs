@@ -616,3 +616,149 @@ fn chunk_pair_in_the_librarys_order() {
         ch11::chunk_pair(in_the_librarys_order)
     });
 }
+
+// ---- rules that read the emulator's access counts (skipped, and said so, on a GPU) -------------
+
+/// Whether this test can run: the rule it shows reads the emulator's access counts.
+fn on_the_emulator(test: &str) -> bool {
+    match Gpu::new() {
+        Ok(gpu) if gpu.backend() == gpubook::gpu::BackendKind::Emulator => true,
+        Ok(_) => {
+            println!("SKIPPED {test}: the rule reads the emulator's access counts; a GPU grader reports it as a skipped check");
+            false
+        }
+        Err(e) => {
+            println!("SKIPPED {test}: no device: {e}");
+            false
+        }
+    }
+}
+
+/// The expert kernel under another name, writing a staging tensor.
+const MY_EXPERT: &str = r#"
+extern "C" __global__ void my_expert(const float* x, const int* expert_of, const float* scale, const float* bias, float* y,
+                                     int rows, int hidden) {
+    int c = blockIdx.x * blockDim.x + threadIdx.x;
+    int m = blockIdx.y;
+    if (c >= hidden || m >= rows) return;
+    int e = expert_of[m];
+    float v = x[m * hidden + c] * scale[e * hidden + c] + bias[e * hidden + c];
+    y[m * hidden + c] = v > 0.0f ? v : 0.0f;
+}
+extern "C" __global__ void stage_rows(const float* y, float* payload, int ld, int rows, int hidden) {
+    int c = blockIdx.x * blockDim.x + threadIdx.x;
+    int m = blockIdx.y;
+    if (c < hidden && m < rows) payload[m * ld + c] = y[m * hidden + c];
+}
+"#;
+
+/// The expert rows computed by a renamed copy of expert_forward into a staging tensor and copied
+/// into the messages by a kernel; then one expert_forward of no rows "writes" the send buffer,
+/// last, so that every rule about which kernel wrote what holds.
+fn combine_by_a_renamed_expert(gpu: &Gpu, p: &CombineInput) -> Result<Vec<f32>> {
+    let s = gpu.default_stream();
+    let m = gpu.load_module(Source::file(workspace_file("solutions/kernels/ch09/combine.cu")))?;
+    let mine = gpu.load_module(Source::text("my_expert.cu", MY_EXPERT))?;
+    let (rows, hidden) = (p.tokens * p.top_k, p.hidden);
+    let msg_words = 4 + hidden;
+    let (x, expert_of, weight, scale, bias) =
+        (s.clone_htod(&p.x)?, s.clone_htod(&p.expert_of)?, s.clone_htod(&p.weight)?, s.clone_htod(&p.scale)?, s.clone_htod(&p.bias)?);
+    let mut send = unsafe { s.alloc::<u8>(rows * msg_words * 4) }?;
+    let (mw, r, k, h, t) = (msg_words as i32, rows as i32, p.top_k as i32, hidden as i32, p.tokens as i32);
+    {
+        let mut words = send.view_as_mut::<i32>(0, rows * msg_words)?;
+        let wh = m.load_function("write_headers")?;
+        let mut l = s.launch_builder(&wh);
+        l.arg(&mut words).arg(&mw).arg(&weight).arg(&expert_of).arg(&r).arg(&k);
+        unsafe { l.launch(cfg(rows)) }?;
+    }
+    let grid = |rows: usize| LaunchConfig {
+        grid_dim: ((hidden as u32).div_ceil(64), rows.max(1) as u32, 1),
+        block_dim: (64, 1, 1),
+        shared_mem_bytes: 0,
+    };
+    let mut y = unsafe { s.alloc::<f32>(rows * hidden) }?;
+    {
+        let f = mine.load_function("my_expert")?;
+        let mut l = s.launch_builder(&f);
+        l.arg(&x).arg(&expert_of).arg(&scale).arg(&bias).arg(&mut y).arg(&r).arg(&h);
+        unsafe { l.launch(grid(rows)) }?;
+    }
+    {
+        let mut payload = send.view_2d_mut::<f32>(16, rows, hidden, msg_words)?;
+        let stage = mine.load_function("stage_rows")?;
+        let mut l = s.launch_builder(&stage);
+        l.arg(&y).arg(&mut payload).arg(&mw).arg(&r).arg(&h);
+        unsafe { l.launch(grid(rows)) }?;
+        let (expert, none) = (m.load_function("expert_forward")?, 0i32);
+        let mut l = s.launch_builder(&expert);
+        l.arg(&x).arg(&expert_of).arg(&scale).arg(&bias).arg(&mut payload).arg(&mw).arg(&none).arg(&h);
+        unsafe { l.launch(grid(1)) }?;
+    }
+    let mut out = unsafe { s.alloc::<f32>(p.tokens * hidden) }?;
+    let words = send.view_as::<i32>(0, rows * msg_words)?;
+    let f = m.load_function("combine")?;
+    let mut l = s.launch_builder(&f);
+    l.arg(&words).arg(&mw).arg(&mut out).arg(&t).arg(&k).arg(&h);
+    unsafe { l.launch(grid(p.tokens)) }?;
+    s.clone_dtoh(&out)
+}
+
+#[test]
+fn zero_copy_combine_by_a_renamed_expert() {
+    if !on_the_emulator("zero_copy_combine_by_a_renamed_expert") {
+        return;
+    }
+    expect_failure("zero_copy_combine_by_a_renamed_expert", &["expert_forward stored 0 bytes into the send buffer", "zero copy"], || {
+        ch09::zero_copy_combine(solutions::ch09::combine_with_copy, combine_by_a_renamed_expert)
+    });
+}
+
+const SERIAL_COUNTS: &str = r#"
+extern "C" __global__ void count_serial(const int* ids, int n, unsigned int* counts) {
+    for (int i = 0; i < n; i++) atomicAdd(&counts[ids[i]], 1u);
+}
+extern "C" __global__ void count_plain(const int* ids, int n, unsigned int* counts) {
+    for (int i = 0; i < n; i++) counts[ids[i]] += 1u;
+}
+"#;
+
+/// The counts made by one thread, `kernel` of SERIAL_COUNTS, launched as <<<1, 1>>>.
+fn counted_by_one_thread(kernel: &'static str) -> impl Fn(&Gpu, &[i32], usize) -> Result<MappedHostSlice<u32>> {
+    move |gpu, ids, experts| {
+        let f = gpu.load_module(Source::text("serial_counts.cu", SERIAL_COUNTS))?.load_function(kernel)?;
+        let s = gpu.default_stream();
+        let ids_d = s.clone_htod(ids)?;
+        let mut counts = gpu.alloc_mapped::<u32>(experts)?;
+        let n = ids.len() as i32;
+        let mut l = s.launch_builder(&f);
+        l.arg(&ids_d).arg(&n).arg(&mut counts);
+        unsafe { l.launch(LaunchConfig { grid_dim: (1, 1, 1), block_dim: (1, 1, 1), shared_mem_bytes: 0 }) }?;
+        s.synchronize()?;
+        Ok(counts)
+    }
+}
+
+#[test]
+fn expert_counts_by_one_thread() {
+    if !on_the_emulator("expert_counts_by_one_thread") {
+        return;
+    }
+    expect_failure(
+        "expert_counts_by_one_thread",
+        &["one thread of `count_serial` made 1000 atomic adds of the 1000 ids", "the work is spread over the threads"],
+        || ch09::expert_counts(counted_by_one_thread("count_serial")),
+    );
+}
+
+#[test]
+fn expert_counts_without_atomics() {
+    if !on_the_emulator("expert_counts_without_atomics") {
+        return;
+    }
+    expect_failure(
+        "expert_counts_without_atomics",
+        &["the kernels made 0 atomic adds into the counts for 1 token id", "atomicAdd(&counts[id], 1)"],
+        || ch09::expert_counts(counted_by_one_thread("count_plain")),
+    );
+}

@@ -373,16 +373,16 @@ __device__ void ll_harness(int* region, int* shadow, int* state, int* out, int* 
             c.stamp = stamp;
             ll_send(c, cur, next);
             __syncthreads();
+            // This operation's RECV fills the rank's output itself: what is there now is poison
+            // (the next choice's barrier orders these stores before it).
+            for (int k = threadIdx.x; k < ranks * tokens * hidden; k += blockDim.x) c.out[k] = -2;
+            for (int k = threadIdx.x; k < ranks; k += blockDim.x) c.out_counts[k] = -2;
             if (threadIdx.x == 0) {
                 s[LL_S_PHASE] = 1;
                 ll_progress(state, report, ranks);
             }
             continue;
         }
-        // RECV fills the rank's output itself, every time: whatever was there before is poison.
-        for (int k = threadIdx.x; k < ranks * tokens * hidden; k += blockDim.x) c.out[k] = -2;
-        for (int k = threadIdx.x; k < ranks; k += blockDim.x) c.out_counts[k] = -2;
-        __syncthreads();
         c.phase = LL_RECV;
         c.stamp = 0;
         bool ready = ll_recv(c, cur);

@@ -128,24 +128,35 @@ impl Pipeline {
         uploads_are_inputs(&others, inputs)
     }
 
-    /// The copy time the pipeline hid behind its own work: its uploads from the input and
-    /// downloads into the output, beside each other or beside the kernels whose results came
-    /// back. Work on the side (a kernel on another stream, a copy of something else) hides nothing.
+    /// The copy time the pipeline hid behind its own work: its downloads into the output, the
+    /// kernels that wrote what they carried, and the uploads from the input those kernels read,
+    /// beside each other. Work on the side (a kernel on another stream, a copy of something
+    /// else, or of the input again) hides nothing.
     fn hidden(&self, t: &Trace) -> Hidden {
-        let (up, down) = (Self::copies(CopyDir::HostToDevice, self.input), Self::copies(CopyDir::DeviceToHost, self.output));
-        let kernels: HashSet<usize> = t
-            .ops
-            .iter()
-            .filter(|o| down(o))
-            .filter_map(|o| match o.kind {
-                OpKind::Copy { src: Some(b), .. } => match t.last_writer(b, o.index) {
-                    Writer::Launch(k) => Some(k.index),
-                    _ => None,
-                },
-                _ => None,
-            })
-            .collect();
-        copy_hidden_by(t, up, down, |o| kernels.contains(&o.index))
+        let down = Self::copies(CopyDir::DeviceToHost, self.output);
+        let from_input = Self::copies(CopyDir::HostToDevice, self.input);
+        let written_by = |buffer, at| match t.last_writer(buffer, at) {
+            Writer::Launch(op) | Writer::Upload(op) => Some(op),
+            _ => None,
+        };
+        let mut kernels = HashSet::new();
+        for o in t.ops.iter().filter(|o| down(o)) {
+            if let OpKind::Copy { src: Some(b), .. } = o.kind
+                && let Some(k) = written_by(b, o.index).filter(|k| k.kind.is_launch())
+            {
+                kernels.insert(k.index);
+            }
+        }
+        let mut uploads = HashSet::new();
+        for &k in &kernels {
+            let OpKind::Launch { buffers, .. } = &t.ops[k].kind else { continue };
+            for &(b, _) in buffers.iter().filter(|b| !b.1) {
+                if let Some(up) = written_by(b, k).filter(|up| from_input(up)) {
+                    uploads.insert(up.index);
+                }
+            }
+        }
+        copy_hidden_by(t, |o| uploads.contains(&o.index), down, |o| kernels.contains(&o.index))
     }
 }
 

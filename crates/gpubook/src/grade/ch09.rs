@@ -233,8 +233,8 @@ fn check_expert_stores(ctx: &mut Ctx, t: &Trace, rows: usize, hidden: usize) -> 
         let want = (rows * hidden * 4) as u64;
         if stored < want {
             return Err(Failure::new(format!(
-                "expert_forward stored {stored} bytes into the send buffer; the {} of {hidden} floats are {want}",
-                count(rows, "expert row")
+                "expert_forward stored {stored} bytes into the send buffer, where the expert rows ({rows} × {hidden} floats) \
+                 take {want}"
             ))
             .concept(ZERO_COPY));
         }
@@ -318,9 +318,9 @@ fn counted_with_atomics(ctx: &mut Ctx, t: &Trace, counts: BufferId, ids: usize) 
         let most = access.per_thread_max.atomics;
         if most > 1 {
             return Err(Failure::new(format!(
-                "one thread of `{kernel}` made {} of the {}",
+                "one thread of `{kernel}` made {}, for {}",
                 count(most as usize, "atomic add"),
-                count(ids, "id")
+                count(ids, "token id")
             ))
             .concept(ATOMICS));
         }

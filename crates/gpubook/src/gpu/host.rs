@@ -88,9 +88,9 @@ impl Pending {
     fn wait(&self, gpu: &GpuInner) -> Result<()> {
         let list = std::mem::take(&mut *lock(&self.0));
         let mut result = Ok(());
-        for (_, e) in list {
+        for (stream, e) in list {
             if result.is_ok() {
-                result = gpu.host_wait_event(e);
+                result = gpu.host_wait_event(stream, e);
             }
             gpu.release_event(e);
         }

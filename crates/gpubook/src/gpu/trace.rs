@@ -63,6 +63,9 @@ pub enum OpKind {
     },
     SynchronizeStream,
     SynchronizeDevice,
+    /// The host waited for an event (`Event::synchronize`, or a pinned buffer waiting for the
+    /// copies into it before the host reads it).
+    SynchronizeEvent,
 }
 
 impl OpKind {
@@ -86,6 +89,7 @@ impl OpKind {
             OpKind::WaitEvent { automatic } => if *automatic { "wait event (auto)" } else { "wait event" }.into(),
             OpKind::SynchronizeStream => "synchronize stream".into(),
             OpKind::SynchronizeDevice => "synchronize device".into(),
+            OpKind::SynchronizeEvent => "synchronize event".into(),
         }
     }
 

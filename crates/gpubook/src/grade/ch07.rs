@@ -88,7 +88,12 @@ fn check_streams(t: &Trace) -> Result<(), Failure> {
         ))
         .concept("keep the three streams as given (up, work, down); the exercise is the events between them"));
     }
-    if let Some(op) = t.ops.iter().find(|o| matches!(o.kind, OpKind::SynchronizeStream | OpKind::SynchronizeDevice)) {
+    // Inside the rounds: from the first upload to the last download (reading the results waits).
+    let first = t.ops.iter().position(|o| matches!(o.kind, OpKind::Copy { dir: CopyDir::HostToDevice, .. })).unwrap_or(0);
+    let last = t.ops.iter().rposition(|o| matches!(o.kind, OpKind::Copy { dir: CopyDir::DeviceToHost, .. })).unwrap_or(0);
+    let waits =
+        |o: &&crate::gpu::TraceOp| matches!(o.kind, OpKind::SynchronizeStream | OpKind::SynchronizeDevice | OpKind::SynchronizeEvent);
+    if let Some(op) = t.ops[first..last.max(first)].iter().find(waits) {
         return Err(Failure::new(format!("the host waited for the device (`{}`) inside the rounds", op.kind.short())).concept(
             "a host synchronisation orders everything, so it hides the missing events, but the host and the streams then \
              take turns; order the streams with events and let the host run ahead",

@@ -184,7 +184,9 @@ fn check_ping_pong_trace(t: &Trace, p: &Pipeline, timed: bool) -> Result<(), Fai
     let first = t.ops.iter().position(pinned_copy);
     let last = t.ops.iter().rposition(|o| matches!(o.kind, OpKind::Copy { dir: CopyDir::DeviceToHost, .. }));
     if let (Some(first), Some(last)) = (first, last)
-        && let Some(op) = t.ops[first..last].iter().find(|o| matches!(o.kind, OpKind::SynchronizeStream | OpKind::SynchronizeDevice))
+        && let Some(op) = t.ops[first..last]
+            .iter()
+            .find(|o| matches!(o.kind, OpKind::SynchronizeStream | OpKind::SynchronizeDevice | OpKind::SynchronizeEvent))
     {
         return Err(Failure::new(format!("the host waited for the device (`{}`) inside the pipeline", op.kind.short())).concept(
             "the host only issues work in the loop; a host wait there drains the streams and stops the overlap \

@@ -65,6 +65,9 @@ enum Around {
     /// The rounds take turns (each upload waits for the last download), and one more upload at
     /// the end runs beside the last download: a copy that overlaps, though no round does.
     DecoyUpload,
+    /// The write-after-read waits made by the host (`Event::synchronize`), not by the streams:
+    /// the rounds still overlap, and the ordering check sees no hazard.
+    HostWaits,
 }
 
 type ThreeStreamsFn = dyn Fn(&Gpu, &[Vec<f32>], f32, f32) -> Result<Vec<Vec<f32>>>;
@@ -95,8 +98,18 @@ fn three_streams_around(how: Around) -> Box<ThreeStreamsFn> {
             {
                 up.wait(e)?; // take turns: the whole last round is done
             }
+            if how == Around::HostWaits
+                && let Some(e) = &x_read
+            {
+                e.synchronize()?;
+            }
             up.memcpy_htod(&host_x[r], x)?;
             work.wait(&up.record_event()?)?;
+            if how == Around::HostWaits
+                && let Some(e) = &y_read
+            {
+                e.synchronize()?;
+            }
             if how == Around::DecoyUpload
                 && let Some(e) = &y_read
             {
@@ -127,6 +140,15 @@ fn three_streams_with_fresh_buffers_every_round() {
         "three_streams_with_fresh_buffers_every_round",
         &["device buffers for x", "that reuse is what the write-after-read waits are for"],
         || ch07::three_streams(three_streams_around(Around::FreshBuffers)),
+    );
+}
+
+#[test]
+fn three_streams_with_the_host_waiting_on_events() {
+    expect_failure(
+        "three_streams_with_the_host_waiting_on_events",
+        &["the host waited for the device (`synchronize event`) inside the rounds", "order the streams with events"],
+        || ch07::three_streams(three_streams_around(Around::HostWaits)),
     );
 }
 

@@ -7,3 +7,4 @@ mod ch03_ch04;
 mod ch07_ch09;
 mod ch10_ch11;
 mod host_answers;
+mod skipped_concepts;

@@ -31,7 +31,18 @@ for line in sys.stdin:
         print("  test binary", dst)
 ' "$out"
 [ -n "$(ls "$out/tests")" ] || { tail -30 target/gpu-build.log; exit 1; }
-strip "$out"/gpubook "$out"/tests/*
+# The untouched stubs: on the GPU every one of their graders must fail, with a report.
+mkdir -p "$out/stubs"
+cargo test --release --no-run --message-format=json -p exercises 2>>target/gpu-build.log \
+  | python3 -c '
+import json, sys, shutil, os
+for line in sys.stdin:
+    try: m = json.loads(line)
+    except ValueError: continue
+    if m.get("reason") == "compiler-artifact" and m.get("profile", {}).get("test") and m.get("executable") and m["target"]["kind"][0] == "test":
+        shutil.copy(m["executable"], os.path.join(sys.argv[1], "stubs", m["target"]["name"]))
+' "$out"
+strip "$out"/gpubook "$out"/tests/* "$out"/stubs/*
 cp scripts/gpu/run.sh "$out/run.sh"
 cp scripts/gpu/extra-*.sh "$out/" 2>/dev/null || true
 du -sh "$out"

@@ -32,7 +32,8 @@ pub enum OpKind {
         dst: Option<BufferId>,
         /// A digest of the host side's bytes ([`digest`]), when the device records them
         /// (`Gpu::set_content_digests`): what went up, and what came down once a synchronous
-        /// copy finished. `None` for device-to-device copies and asynchronous downloads.
+        /// copy finished. `None` for device-to-device copies and for copies from and to pinned
+        /// memory, which are asynchronous.
         digest: Option<u64>,
     },
     Memset {

@@ -97,8 +97,12 @@ impl Stream {
         let d = self.own(dst.raw())?;
         same_len("memcpy_htod", len, dst.len())?;
         let bytes = d.bytes;
+        // Only a synchronous (pageable) copy is digested: hashing a pinned chunk before issuing its
+        // asynchronous copy would hold the host up and stop the very overlap the chapters measure
+        // (the H200 showed it).
         // SAFETY: the host slice holds `len` elements, `bytes` bytes, valid while `src` is borrowed.
-        let digest = self.digests_on().then(|| trace::digest(unsafe { std::slice::from_raw_parts(ptr as *const u8, bytes) }));
+        let digest = (self.digests_on() && mem == HostMem::Pageable)
+            .then(|| trace::digest(unsafe { std::slice::from_raw_parts(ptr as *const u8, bytes) }));
         let (pinned, host) = (host_mem_pinned(mem), Some(ptr as u64));
         let kind = OpKind::Copy { dir: CopyDir::HostToDevice, bytes, pinned, src: None, dst: Some(d.buffer), digest, host };
         let access = [access(&d, true)];
@@ -107,6 +111,9 @@ impl Stream {
             .run_op(self.id, kind, "memcpy_htod", &access, |b| unsafe { b.copy_htod(self.id, d.addr, ptr as *const u8, bytes, mem) })?;
         if let Some(p) = src.pending() {
             p.track(&self.gpu.inner, self.id)?;
+            if self.digests_on() {
+                p.digest_later(CopyDir::HostToDevice, ptr as u64, bytes);
+            }
         }
         Ok(())
     }
@@ -119,6 +126,11 @@ impl Stream {
         same_len("memcpy_dtoh", src.len(), len)?;
         let ptr = dst.host_ptr_mut() as *mut u8;
         let bytes = s.bytes;
+        if let Some(p) = dst.pending()
+            && self.digests_on()
+        {
+            p.digest_uploads_now(&self.gpu.inner);
+        }
         let (pinned, host) = (host_mem_pinned(mem), Some(ptr as u64));
         let kind = OpKind::Copy { dir: CopyDir::DeviceToHost, bytes, pinned, src: Some(s.buffer), dst: None, digest: None, host };
         let access = [access(&s, false)];
@@ -127,7 +139,7 @@ impl Stream {
             Some(p) => {
                 p.track(&self.gpu.inner, self.id)?;
                 if self.digests_on() {
-                    p.digest_when_done(ptr as u64, bytes);
+                    p.digest_later(CopyDir::DeviceToHost, ptr as u64, bytes);
                 }
                 Ok(())
             }

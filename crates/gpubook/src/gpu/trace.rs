@@ -32,8 +32,9 @@ pub enum OpKind {
         dst: Option<BufferId>,
         /// A digest of the host side's bytes ([`digest`]), when the device records them
         /// (`Gpu::set_content_digests`): what went up, and what came down once a synchronous
-        /// copy finished, or once the host waited for an asynchronous one into pinned memory.
-        /// `None` for device-to-device copies.
+        /// copy finished, or, for copies from and to pinned memory (asynchronous: hashing before
+        /// issuing one would hold the host up and stop the overlap the chapters measure), once the
+        /// host next waits for the buffer's copies. `None` for device-to-device copies.
         digest: Option<u64>,
         /// The host address of the host side's first byte (`None` for device-to-device copies):
         /// which pinned buffer, and where in it, a chunk went or came from. Not serialised (it
@@ -355,12 +356,12 @@ pub(crate) struct TraceLog {
 }
 
 impl TraceLog {
-    /// Gives the latest download of `bytes` bytes into host address `host` that has no digest
-    /// yet the digest of what arrived: an asynchronous copy into pinned memory, once the host
-    /// has waited for it.
-    pub fn set_download_digest_at(&mut self, host: u64, bytes: usize, d: u64) {
+    /// Gives the latest copy in direction `dir` of `bytes` bytes from or into host address `host`
+    /// that has no digest yet the digest of those bytes: a copy from or into pinned memory, once
+    /// the host waits for the buffer (see `Pending`).
+    pub fn set_digest_at(&mut self, dir: CopyDir, host: u64, bytes: usize, d: u64) {
         let latest = self.ops.iter_mut().rev().find(|p| {
-            matches!(p.kind, OpKind::Copy { dir: CopyDir::DeviceToHost, host: Some(h), bytes: b, digest: None, .. } if h == host && b == bytes)
+            matches!(p.kind, OpKind::Copy { dir: pd, host: Some(h), bytes: b, digest: None, .. } if pd == dir && h == host && b == bytes)
         });
         if let Some(Pending { kind: OpKind::Copy { digest, .. }, .. }) = latest {
             *digest = Some(d);

@@ -57,9 +57,18 @@ fn origin(trace: &Trace, buffer: crate::gpu::BufferId, at: usize) -> Writer<'_> 
 }
 
 /// Every host→device copy carried one of `inputs` (as given to the learner's function), whole:
-/// a copy of anything else is an answer (or part of one) computed on the host.
+/// a copy of anything else is an answer (or part of one) computed on the host. A copy from pinned
+/// memory is digested when the host next waits for that memory (freeing it does): one never
+/// waited for cannot be checked, and fails too.
 pub fn uploads_are_inputs(trace: &Trace, inputs: &[(&str, u64)]) -> Result<(), Failure> {
     for op in &trace.ops {
+        if let OpKind::Copy { dir: CopyDir::HostToDevice, digest: None, bytes, .. } = op.kind {
+            return Err(Failure::new(format!(
+                "a copy to the device carried {bytes} bytes from pinned memory that the host never waited for or freed \
+                 afterwards, so what they were cannot be checked"
+            ))
+            .concept(format!("{KERNEL_DOES_THE_WORK}; only the inputs go to the device, and the answer is computed there")));
+        }
         if let OpKind::Copy { dir: CopyDir::HostToDevice, digest: Some(d), bytes, .. } = op.kind
             && !inputs.iter().any(|(_, i)| *i == d)
         {
@@ -134,4 +143,14 @@ pub fn downloaded_from_kernels<T: DeviceRepr>(trace: &Trace, name: &str, base: u
         return Err(Failure::new(what).concept(KERNEL_DOES_THE_WORK));
     }
     Ok(())
+}
+
+/// The access counts of every launch in `trace`, when the backend counted them (the emulator's
+/// check mode); `None` (after noting the check as skipped) on a GPU.
+pub fn counted_launches<'t>(ctx: &mut super::Ctx, trace: &'t Trace, check: &str) -> Option<Vec<&'t crate::gpu::AccessCounts>> {
+    let counts: Option<Vec<_>> = trace.launches().map(|op| op.access_counts()).collect();
+    if counts.is_none() {
+        ctx.skip_check(format!("{check} (the emulator's access counts; this device does not count accesses)"));
+    }
+    counts
 }

@@ -4,10 +4,12 @@
 //! - [`emu`]: the CPU emulator itself (crate `gpubook-emu`)
 //! - [`sim`]: pipeline-parallel schedules and their simulator (crate `gpubook-sim`)
 //! - [`chunk_pair`]: one DualPipe chunk pair on two streams (chapter 11, `gpubook overlap`)
+//! - [`ep`]: expert parallelism: a world of ranks, symmetric buffers, modelled links (chapters 12-14)
 //! - [`viz`]: the figures (thread maps, bandwidth, stream timelines, pipeline charts)
 
 pub mod catalog;
 pub mod chunk_pair;
+pub mod ep;
 pub mod gpu;
 pub mod grade;
 pub mod overlap;

@@ -96,6 +96,11 @@ impl Gpu {
         self.info().ordinal
     }
 
+    /// Whether `other` is a handle to this same device object (clones of one `Gpu` are).
+    pub fn is_same_device(&self, other: &Gpu) -> bool {
+        Arc::ptr_eq(&self.inner, &other.inner)
+    }
+
     /// The default stream (stream 0).
     pub fn default_stream(&self) -> Arc<Stream> {
         Arc::new(Stream::new(self.clone(), 0, false))

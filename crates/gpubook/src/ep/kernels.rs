@@ -3,7 +3,8 @@
 //! kernels themselves.
 
 use super::gate::GateConfig;
-use super::moe::{MoeConfig, Rdma, Received};
+use super::moe::MoeConfig;
+use super::types::{RdmaBuffers as Rdma, Received};
 use super::symmetric::{PeerPtr, Symmetric};
 use super::types::Layout;
 use crate::gpu::{DeviceSlice, Function, Gpu, LaunchConfig, Result, Source, Stream};

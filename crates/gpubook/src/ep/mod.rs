@@ -32,5 +32,5 @@ pub use reference::{HostRouting, TrafficCount};
 pub use symmetric::{PeerPtr, Symmetric};
 pub use timeline::{Phase, RankPhase, WorldTimeline};
 pub use topology::{ShapeError, Topology};
-pub use types::{Layout, RankTokens};
+pub use types::{Layout, MoeShape, RankTokens, RdmaBuffers, Received, Routing};
 pub use world::{Rank, World};

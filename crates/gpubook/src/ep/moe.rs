@@ -10,6 +10,7 @@ use super::reference::{self, Experts, HostRouting};
 use super::symmetric::Symmetric;
 use super::timeline::WorldTimeline;
 use super::topology::{ShapeError, Topology};
+use super::types::{RdmaBuffers as Rdma, Received};
 use super::world::World;
 use crate::gpu::{DeviceSlice, Gpu, Result as GpuResult};
 use crate::grade::Rng;
@@ -172,10 +173,10 @@ pub fn run(gpu: &Gpu, cfg: &MoeConfig) -> anyhow::Result<MoeRun> {
     let matrix = world.rank(0).stream().clone_dtoh(counts.on(0))?;
     let num_recv: Vec<usize> = (0..r_n).map(|d| (0..r_n).map(|s| matrix[s * r_n + d] as usize).sum()).collect();
     let cap = num_recv.iter().copied().max().unwrap_or(0).max(1);
-    let recv = Received::alloc(&world, cap, h, k)?;
+    let recv = alloc_received(&world, cap, h, k)?;
 
     let two_hop = topo.nodes() > 1;
-    let rdma = if two_hop { Some(Rdma::alloc(&world, cfg)?) } else { None };
+    let rdma = if two_hop { Some(alloc_rdma(&world, cfg)?) } else { None };
     if let Some(rdma) = &rdma {
         let p = phases.open(&world, "dispatch_rdma", rdma_message_bytes(cfg), false)?;
         for (r, d) in data.iter().enumerate() {
@@ -309,49 +310,29 @@ fn undeduplicated_ib(topo: Topology, experts: usize, topk: usize, idx: &[Vec<i32
     (per_rank_msgs, per_expert_msgs)
 }
 
-/// The receive side of dispatch: on every rank, room for `cap` tokens.
-pub(crate) struct Received {
-    pub x: Symmetric<f32>,
-    pub topk_idx: Symmetric<i32>,
-    pub topk_weights: Symmetric<f32>,
-    pub src: Symmetric<i32>,
-}
-
-impl Received {
-    fn alloc(world: &World, cap: usize, hidden: usize, topk: usize) -> GpuResult<Received> {
-        // SAFETY: slots 0..num_recv are written by the dispatch; nothing reads past them.
-        unsafe {
-            Ok(Received {
-                x: Symmetric::alloc(world, cap * hidden, "recv_x")?,
-                topk_idx: Symmetric::alloc(world, cap * topk, "recv_topk_idx")?,
-                topk_weights: Symmetric::alloc(world, cap * topk, "recv_topk_weights")?,
-                src: Symmetric::alloc(world, cap, "recv_src")?,
-            })
-        }
+fn alloc_received(world: &World, cap: usize, hidden: usize, topk: usize) -> GpuResult<Received> {
+    // SAFETY: slots 0..num_recv are written by the dispatch; nothing reads past them.
+    unsafe {
+        Ok(Received {
+            x: Symmetric::alloc(world, cap * hidden, "recv_x")?,
+            topk_idx: Symmetric::alloc(world, cap * topk, "recv_topk_idx")?,
+            topk_weights: Symmetric::alloc(world, cap * topk, "recv_topk_weights")?,
+            src: Symmetric::alloc(world, cap, "recv_src")?,
+        })
     }
 }
 
-/// The RDMA buffers of the two-hop path: on every rank, one region of `tokens` messages per
-/// source node.
-pub(crate) struct Rdma {
-    pub x: Symmetric<f32>,
-    pub meta: Symmetric<i32>,
-    pub topk_weights: Symmetric<f32>,
-    pub count: Symmetric<i32>,
-}
-
-impl Rdma {
-    fn alloc(world: &World, c: &MoeConfig) -> GpuResult<Rdma> {
-        let slots = c.nodes * c.tokens;
-        // SAFETY: messages 0..count of each region are written before they are read.
-        unsafe {
-            Ok(Rdma {
-                x: Symmetric::alloc(world, slots * c.hidden, "rdma_x")?,
-                meta: Symmetric::alloc(world, slots * (1 + c.topk + c.gpus_per_node), "rdma_meta")?,
-                topk_weights: Symmetric::alloc(world, slots * c.topk, "rdma_topk_weights")?,
-                count: Symmetric::zeros(world, c.nodes, "rdma_count")?,
-            })
-        }
+/// The RDMA buffers: on every rank, one region of `tokens` messages per source node.
+fn alloc_rdma(world: &World, c: &MoeConfig) -> GpuResult<Rdma> {
+    let slots = c.nodes * c.tokens;
+    // SAFETY: messages 0..count of each region are written before they are read.
+    unsafe {
+        Ok(Rdma {
+            x: Symmetric::alloc(world, slots * c.hidden, "rdma_x")?,
+            meta: Symmetric::alloc(world, slots * (1 + c.topk + c.gpus_per_node), "rdma_meta")?,
+            topk_weights: Symmetric::alloc(world, slots * c.topk, "rdma_topk_weights")?,
+            count: Symmetric::zeros(world, c.nodes, "rdma_count")?,
+        })
     }
 }
 

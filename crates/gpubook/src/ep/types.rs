@@ -24,3 +24,49 @@ pub struct RankTokens {
     /// `[tokens × topk]`.
     pub topk_weights: DeviceSlice<f32>,
 }
+
+/// A gate's choice for every token of one rank, on its device.
+pub struct Routing {
+    /// `[tokens × topk]`: global expert numbers, best first.
+    pub topk_idx: DeviceSlice<i32>,
+    /// `[tokens × topk]`.
+    pub topk_weights: DeviceSlice<f32>,
+}
+
+/// The sizes of a MoE layer's exchange: every rank holds `tokens` tokens of `hidden` floats,
+/// each routed to `topk` of `experts` experts, expert e living on rank `e / (experts / ranks)`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MoeShape {
+    pub tokens: usize,
+    pub hidden: usize,
+    pub experts: usize,
+    pub topk: usize,
+}
+
+/// What dispatch delivers to each rank: its received tokens in slots `0..num_recv`, ordered by
+/// source rank, then by token (DeepEP's order).
+pub struct Received {
+    /// `[cap × hidden]`.
+    pub x: super::Symmetric<f32>,
+    /// `[cap × topk]`: this rank's local expert numbers (`e - rank * experts_per_rank`), -1 for
+    /// experts on other ranks.
+    pub topk_idx: super::Symmetric<i32>,
+    /// `[cap × topk]`: the gate weights, 0 where `topk_idx` is -1.
+    pub topk_weights: super::Symmetric<f32>,
+    /// `[cap]`: where each token came from, `src_rank * tokens + t`.
+    pub src: super::Symmetric<i32>,
+}
+
+/// The RDMA buffers of DeepEP's two-hop path (chapter 13): on every rank, one region of `tokens`
+/// messages per source node.
+pub struct RdmaBuffers {
+    /// `[nodes × tokens × hidden]`.
+    pub x: super::Symmetric<f32>,
+    /// `[nodes × tokens × (1 + topk + gpus_per_node)]`: the token's index, its topk_idx, and its
+    /// send_pos for each rank of this node.
+    pub meta: super::Symmetric<i32>,
+    /// `[nodes × tokens × topk]`.
+    pub topk_weights: super::Symmetric<f32>,
+    /// `[nodes]`: messages received from each node, zeroed before the dispatch.
+    pub count: super::Symmetric<i32>,
+}

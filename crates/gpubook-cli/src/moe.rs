@@ -124,7 +124,8 @@ fn route(a: RouteArgs) -> anyhow::Result<ExitCode> {
 fn read_json<T: serde::de::DeserializeOwned>(path: &Path, what: &str) -> anyhow::Result<T> {
     let text = std::fs::read_to_string(path).with_context(|| format!("reading the {what} from {}", path.display()))?;
     serde_json::from_str(&text).with_context(|| {
-        let shape = if what == "logits" { "an array of rows of numbers, [[0.1, -2.0, ...], ...]" } else { "an array of numbers, [0.0, 0.01, ...]" };
+        let shape =
+            if what == "logits" { "an array of rows of numbers, [[0.1, -2.0, ...], ...]" } else { "an array of numbers, [0.0, 0.01, ...]" };
         format!("{}: the {what} must be {shape}", path.display())
     })
 }

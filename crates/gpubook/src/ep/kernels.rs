@@ -4,9 +4,9 @@
 
 use super::gate::GateConfig;
 use super::moe::MoeConfig;
-use super::types::{RdmaBuffers as Rdma, Received};
 use super::symmetric::{PeerPtr, Symmetric};
 use super::types::Layout;
+use super::types::{RdmaBuffers as Rdma, Received};
 use crate::gpu::{DeviceSlice, Function, Gpu, LaunchConfig, Result, Source, Stream};
 
 pub(crate) struct Kernels {

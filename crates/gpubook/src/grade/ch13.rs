@@ -33,6 +33,7 @@ pub fn node_limited_gate(f: impl Fn(&Gpu, &DeviceSlice<f32>, &DeviceSlice<f32>, 
         GateVariant::BiasIgnored,
         GateVariant::BiasedWeights,
         GateVariant::Softmax,
+        GateVariant::SoftmaxWeights,
         GateVariant::NotNormalised,
         GateVariant::NoRouteScale,
     ];
@@ -54,15 +55,19 @@ const TWO_HOP_CASES: [TwoHopCase; 5] = [
 
 const TWO_HOP_EXPLAIN: Explain<'static> = Explain {
     out_of_bounds: Some(
-        "an index past a buffer: a message from node a sits at a · tokens + slot of the receiver's RDMA buffers (slot below \
-         rdma_count[a]), its meta is 1 + topk + gpus_per_node ints; a token's final slot in rank d is (tokens every lower \
-         rank sends to d) + send_pos",
+        "an index past a buffer: each rank's RDMA buffers have one region of `tokens` messages per source node, and a token \
+         takes at most one slot in a region: it goes ONCE to each node (one IB message per (token, node)), to the rank with \
+         the sender's own index; a message's meta is 1 + topk + gpus_per_node ints; a token's final slot in rank d is \
+         (tokens every LOWER rank sends to d) + send_pos",
     ),
     race: Some(
-        "two blocks wrote one slot: claim each message's slot with atomicAdd on the receiver's rdma_count[sender's node], \
-         share it with the block through shared memory, and __syncthreads before the next claim",
+        "two blocks wrote one slot: in dispatch_rdma, claim each message's slot with atomicAdd on the receiver's \
+         rdma_count[sender's node], share it through shared memory, __syncthreads before the next claim; in \
+         dispatch_forward, a token's final slot in rank d is (tokens every LOWER rank sends to d) + send_pos, its own",
     ),
-    divergence: Some("every thread of a block reaches each __syncthreads: decide whether the token goes to node b the same way in every thread"),
+    divergence: Some(
+        "every thread of a block reaches each __syncthreads: decide whether the token goes to node b the same way in every thread",
+    ),
     uninitialized: Some(
         "a read of something nobody wrote: the forwarder reads only messages below rdma_count[a], after a world barrier \
          that waits for every sender",
@@ -76,7 +81,10 @@ pub fn two_hop(f: impl Fn(&World, &MoeShape, &[RankTokens], &[Layout], &Symmetri
         for (nodes, gpus, tokens, hidden, experts, topk, name) in TWO_HOP_CASES {
             let topo = Topology::new(nodes, gpus).expect("a valid topology");
             let ranks = topo.ranks();
-            let input = format!("{topo}, {tokens} token{} each of {hidden} floats, top-{topk} of {experts} experts ({name})", if tokens == 1 { "" } else { "s" });
+            let input = format!(
+                "{topo}, {tokens} token{} each of {hidden} floats, top-{topk} of {experts} experts ({name})",
+                if tokens == 1 { "" } else { "s" }
+            );
             let shape = MoeShape { tokens, hidden, experts, topk };
             let world = World::new(&ctx.gpu, topo).map_err(Failure::from)?;
             let xs: Vec<Vec<f32>> = (0..ranks).map(|_| ctx.rng.vec_f32(tokens * hidden, -1.0, 1.0)).collect();
@@ -105,7 +113,9 @@ pub fn two_hop(f: impl Fn(&World, &MoeShape, &[RankTokens], &[Layout], &Symmetri
             world.synchronize().map_err(Failure::from)?;
             ctx.gpu.clear_trace().map_err(Failure::from)?;
             let mark = reference::mark();
-            ctx.call_explained(&input, &TWO_HOP_EXPLAIN, || f(&world, &shape, &rank_tokens, &layouts, &per_rank_buffer, &mut rdma, &mut recv))?;
+            ctx.call_explained(&input, &TWO_HOP_EXPLAIN, || {
+                f(&world, &shape, &rank_tokens, &layouts, &per_rank_buffer, &mut rdma, &mut recv)
+            })?;
             no_reference(mark, &input)?;
             world.synchronize().map_err(Failure::from)?;
             let trace = ctx.gpu.trace().map_err(Failure::from)?;
@@ -122,58 +132,89 @@ pub fn two_hop(f: impl Fn(&World, &MoeShape, &[RankTokens], &[Layout], &Symmetri
 
 /// What each rank's RDMA buffers must hold: from each node a, one message per token of rank
 /// (a, l) with an expert on this rank's node, no more and no less, with its index and its places.
-fn check_first_hop(world: &World, rdma: &RdmaBuffers, topo: Topology, idx: &[Vec<i32>], shape: &MoeShape, input: &str) -> Result<(), Failure> {
+fn check_first_hop(
+    world: &World,
+    rdma: &RdmaBuffers,
+    topo: Topology,
+    idx: &[Vec<i32>],
+    shape: &MoeShape,
+    input: &str,
+) -> Result<(), Failure> {
     let (nodes, gpus, ranks) = (topo.nodes(), topo.gpus_per_node(), topo.ranks());
     let (tokens, topk) = (shape.tokens, shape.topk);
     let per_rank = shape.experts / ranks;
     let counts = rdma.count.to_host(world).map_err(Failure::from)?;
     let metas = rdma.meta.to_host(world).map_err(Failure::from)?;
     let m_len = 1 + topk + gpus;
-    for f in 0..ranks {
+    // The messages each (receiver f, source node a) should hold: the tokens of rank (a, l) with
+    // an expert on f's node.
+    let want_of = |f: usize, a: usize| -> Vec<usize> {
+        let s = topo.rank(a, topo.local_of(f));
+        (0..tokens)
+            .filter(|&t| idx[s][t * topk..(t + 1) * topk].iter().any(|&e| topo.node_of(e as usize / per_rank) == topo.node_of(f)))
+            .collect()
+    };
+    let route = |f: usize, a: usize| {
+        let l = topo.local_of(f);
+        format!("from rank {} (GPU {l} of node {a}) to rank {f} (GPU {l} of node {})", topo.rank(a, l), topo.node_of(f))
+    };
+    let pairs: Vec<(usize, usize)> = (0..ranks).flat_map(|f| (0..nodes).map(move |a| (f, a))).collect();
+    // Nothing where something should be: the first hop went elsewhere.
+    if let Some(&(f, a)) = pairs.iter().find(|&&(f, a)| counts[f][a] <= 0 && !want_of(f, a).is_empty()) {
+        return Err(Failure::new(format!(
+            "rank {f}'s RDMA buffer holds {} messages from node {a}; {} tokens should have come {}",
+            counts[f][a],
+            want_of(f, a).len(),
+            route(f, a)
+        ))
+        .concept(
+            "the first hop goes to the rank of the target node with the sender's own index (GPU l of node b), for every node \
+             the token reaches, its own node included (there it is a copy into the sender's own buffer)",
+        )
+        .input(input));
+    }
+    for &(f, a) in &pairs {
+        let want = want_of(f, a);
+        let got = counts[f][a];
+        if got as usize != want.len() {
+            let fl = Failure::new(format!(
+                "rank {f}'s RDMA buffer holds {got} messages from node {a}; {} tokens have an expert on its node",
+                want.len()
+            ));
+            let concept = if got as usize > want.len() {
+                "one IB message per (token, node): a token with several experts on one node crosses to it ONCE, and the \
+                 second hop fans it out over NVLink. Sending it once per expert multiplies the slowest link's traffic"
+            } else {
+                "every token crosses to every node that holds one of its experts, once"
+            };
+            return Err(fl.concept(concept).detail(route(f, a)).input(input));
+        }
+    }
+    for &(f, a) in &pairs {
+        let want = want_of(f, a);
         let (b, l) = (topo.node_of(f), topo.local_of(f));
-        for a in 0..nodes {
-            let s = topo.rank(a, l);
-            let want: Vec<usize> =
-                (0..tokens).filter(|&t| idx[s][t * topk..(t + 1) * topk].iter().any(|&e| topo.node_of(e as usize / per_rank) == b)).collect();
-            let got = counts[f][a];
-            let route = format!("from rank {s} (GPU {l} of node {a}) to rank {f} (GPU {l} of node {b})");
-            if got < 0 || got as usize != want.len() {
-                let f = Failure::new(format!("rank {f}'s RDMA buffer holds {got} messages from node {a}; {} tokens of rank {s} have an expert on node {b}", want.len()));
-                let concept = if got as usize > want.len() {
-                    "one IB message per (token, node): a token with several experts on one node crosses to it ONCE, and the \
-                     second hop fans it out over NVLink. Sending it once per expert multiplies the slowest link's traffic"
-                } else if got == 0 {
-                    "the first hop goes to the rank of the target node with the SENDER'S index (GPU l of node b), for every \
-                     node the token reaches, its own node included (there it is a copy into the sender's own buffer)"
-                } else {
-                    "every token crosses to every node that holds one of its experts, once"
-                };
-                return Err(f.concept(concept).detail(route).input(input));
-            }
-            let mut seen: Vec<usize> = (0..want.len())
-                .map(|i| metas[f][(a * tokens + i) * m_len])
-                .filter(|&t| t >= 0)
-                .map(|t| t as usize)
-                .collect();
-            seen.sort();
-            if seen != want {
-                return Err(Failure::new(format!("the messages {route} name tokens {:?}; expected {:?}", first(&seen), first(&want)))
+        let s = topo.rank(a, l);
+        let route = route(f, a);
+        let mut seen: Vec<usize> =
+            (0..want.len()).map(|i| metas[f][(a * tokens + i) * m_len]).filter(|&t| t >= 0).map(|t| t as usize).collect();
+        seen.sort();
+        if seen != want {
+            return Err(Failure::new(format!("the messages {route} name tokens {:?}; expected {:?}", first(&seen), first(&want)))
                     .concept("a message's meta starts with the token's index t, then its topk_idx, then its send_pos for each GPU of the target node")
                     .input(input));
-            }
-            for i in 0..want.len() {
-                let m = &metas[f][(a * tokens + i) * m_len..(a * tokens + i + 1) * m_len];
-                let t = m[0] as usize;
-                let (_, _, pos) = host_layout(&idx[s], tokens, topk, shape.experts, ranks);
-                let want_meta: Vec<i32> = std::iter::once(t as i32)
-                    .chain(idx[s][t * topk..(t + 1) * topk].iter().copied())
-                    .chain((0..gpus).map(|g| pos[t * ranks + b * gpus + g]))
-                    .collect();
-                if m != want_meta.as_slice() {
-                    return Err(Failure::new(format!("the message of token {t} {route} has meta {m:?}, expected {want_meta:?}"))
+        }
+        for i in 0..want.len() {
+            let m = &metas[f][(a * tokens + i) * m_len..(a * tokens + i + 1) * m_len];
+            let t = m[0] as usize;
+            let (_, _, pos) = host_layout(&idx[s], tokens, topk, shape.experts, ranks);
+            let want_meta: Vec<i32> = std::iter::once(t as i32)
+                .chain(idx[s][t * topk..(t + 1) * topk].iter().copied())
+                .chain((0..gpus).map(|g| pos[t * ranks + b * gpus + g]))
+                .collect();
+            if m != want_meta.as_slice() {
+                return Err(Failure::new(format!("the message of token {t} {route} has meta {m:?}, expected {want_meta:?}"))
                         .concept("meta = [t, topk_idx[t][0..topk], send_pos[t][rank (b, g)] for g = 0..gpus_per_node]: what the forwarder needs to place the token")
                         .input(input));
-                }
             }
         }
     }
@@ -203,7 +244,13 @@ pub fn traffic(f: impl Fn(Topology, usize, usize, &[Vec<i32>], u64) -> TrafficCo
                 let idx: Vec<Vec<i32>> = (0..topo.ranks())
                     .map(|_| {
                         if limited && nodes > 1 {
-                            let g = GateConfig { experts, groups: nodes, topk_groups: nodes.div_ceil(2), topk: topk.min(nodes.div_ceil(2) * (experts / nodes)), route_scale: 1.0 };
+                            let g = GateConfig {
+                                experts,
+                                groups: nodes,
+                                topk_groups: nodes.div_ceil(2),
+                                topk: topk.min(nodes.div_ceil(2) * (experts / nodes)),
+                                route_scale: 1.0,
+                            };
                             let (logits, bias) = super::ch12::clear_cut_inputs(&mut ctx.rng, tokens, &g);
                             let (i, _) = super::ch12::host_gate(&logits, &bias, &g, GateVariant::Right);
                             i
@@ -227,9 +274,7 @@ pub fn traffic(f: impl Fn(Topology, usize, usize, &[Vec<i32>], u64) -> TrafficCo
                 }
                 let per_expert_ib: u64 = count_ib_per_expert(topo, experts, k, &idx);
                 let with_own_node = count_ib_with_own_node(topo, experts, k, &idx);
-                let f = Failure::new(format!("got {got:?}"))
-                    .detail(format!("expected {want:?}"))
-                    .input(input);
+                let f = Failure::new(format!("got {got:?}")).detail(format!("expected {want:?}")).input(input);
                 let concept = if got.ib_messages == per_expert_ib && per_expert_ib != want.ib_messages {
                     "IB carries one message per (token, NODE): count the distinct nodes of a token's experts, not its experts"
                 } else if got.ib_messages == with_own_node && with_own_node != want.ib_messages {
@@ -253,7 +298,11 @@ fn count_ib_per_expert(topo: Topology, experts: usize, topk: usize, idx: &[Vec<i
     let per_rank = experts / topo.ranks();
     idx.iter()
         .enumerate()
-        .map(|(s, rows)| rows.chunks(topk).map(|row| row.iter().filter(|&&e| topo.node_of(e as usize / per_rank) != topo.node_of(s)).count() as u64).sum::<u64>())
+        .map(|(s, rows)| {
+            rows.chunks(topk)
+                .map(|row| row.iter().filter(|&&e| topo.node_of(e as usize / per_rank) != topo.node_of(s)).count() as u64)
+                .sum::<u64>()
+        })
         .sum()
 }
 

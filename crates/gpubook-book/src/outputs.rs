@@ -15,6 +15,7 @@
 //! | `{{#run overlap}}` | `gpubook overlap`'s table: how much communication each plan hides |
 //! | `{{#figure streams ping-pong chunks=8 elems=262144}}` (`serial`, `three-streams`) | a chunked copy/compute/copy job in one of chapter 7-8's designs |
 //! | `{{#run streams-bench chunks=8 elems=262144}}` | `gpubook streams-bench`'s tables: designs against their bound, pinned against pageable |
+//! | `moe-routing`, `two-hop`, `moe-timeline` figures; `moe`, `moe-limits` runs | chapters 12-13, see [`super::ep_outputs`] |
 
 use super::markers::{Args, Marker};
 use anyhow::{Context, anyhow, bail};
@@ -48,7 +49,7 @@ pub struct Lab {
 }
 
 impl Lab {
-    fn gpu(&self) -> anyhow::Result<&Gpu> {
+    pub(crate) fn gpu(&self) -> anyhow::Result<&Gpu> {
         self.gpu
             .get_or_init(|| Gpu::new().map_err(|e| e.to_string()))
             .as_ref()
@@ -60,8 +61,8 @@ impl Lab {
 pub fn needs_device(m: &Marker) -> bool {
     matches!(
         (m.name.as_str(), m.args.positional(0)),
-        ("figure", Some("thread-map" | "bandwidth" | "timeline" | "chunk-pair" | "streams"))
-            | ("run", Some("device" | "trace" | "overlap" | "streams-bench"))
+        ("figure", Some("thread-map" | "bandwidth" | "timeline" | "chunk-pair" | "streams" | "moe-timeline"))
+            | ("run", Some("device" | "trace" | "overlap" | "streams-bench" | "moe"))
     )
 }
 
@@ -85,10 +86,18 @@ pub fn produce(m: &Marker, lab: &Lab) -> anyhow::Result<Output> {
         ("run", "overlap") => overlap_table(a, lab),
         ("figure", "streams") => streams_figure(a, lab),
         ("run", "streams-bench") => streams_bench(a, lab),
+        ("figure", "moe-routing") => super::ep_outputs::routing_figure(a),
+        ("figure", "two-hop") => super::ep_outputs::two_hop_figure(a),
+        ("figure", "moe-timeline") => super::ep_outputs::moe_timeline(a, lab),
+        ("run", "moe") => super::ep_outputs::moe_report(a, lab),
+        ("run", "moe-limits") => super::ep_outputs::limits_table(a),
         ("figure", _) => {
-            bail!("unknown figure `{kind}` (launch, thread-map, bandwidth, timeline, pipeline, chunk-pair, streams)")
+            bail!(
+                "unknown figure `{kind}` (launch, thread-map, bandwidth, timeline, pipeline, chunk-pair, streams, moe-routing, \
+                 two-hop, moe-timeline)"
+            )
         }
-        _ => bail!("unknown run `{kind}` (device, trace, pipeline, pipeline-compare, overlap, streams-bench)"),
+        _ => bail!("unknown run `{kind}` (device, trace, pipeline, pipeline-compare, overlap, streams-bench, moe, moe-limits)"),
     }
 }
 

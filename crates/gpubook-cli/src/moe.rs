@@ -4,7 +4,7 @@
 
 use anyhow::{Context, bail};
 use gpubook::ep::moe::{self, MoeConfig};
-use gpubook::ep::{GateConfig, Link, reference};
+use gpubook::ep::{GateConfig, reference};
 use gpubook::gpu::Gpu;
 use gpubook::viz::{backend_label, world_timeline_svg};
 use std::path::{Path, PathBuf};
@@ -146,59 +146,10 @@ fn run_layer(a: RunArgs) -> anyhow::Result<ExitCode> {
     let gpu = Gpu::new()?;
     let topo = cfg.topology()?;
     println!("A MoE layer on {}: {topo}, all on this device", backend_label(&gpu));
-    println!(
-        "{} tokens per rank, hidden {} (expert FFN {} → {} → {}), {} experts ({} per rank), top-{}, at most {} node{} per token, {} channel{}, seed {}",
-        cfg.tokens,
-        cfg.hidden,
-        cfg.hidden,
-        cfg.ffn(),
-        cfg.hidden,
-        cfg.experts,
-        cfg.experts / topo.ranks(),
-        cfg.topk,
-        cfg.limit_nodes,
-        if cfg.limit_nodes == 1 { "" } else { "s" },
-        cfg.channels,
-        if cfg.channels == 1 { "" } else { "s" },
-        cfg.seed
-    );
+    println!("{}", cfg.describe());
     let r = moe::run(&gpu, &cfg)?;
-    println!("{}\n", r.timeline.links.statement());
-    let (agree, all) = r.routing_agreement;
-    println!("gate:   the GPU chose the host's experts for {agree} of {all} tokens");
-    let ok = r.max_rel_error <= 1e-4;
-    println!(
-        "output: max error against the dense MoE on the host {:.2e} relative (max |out - ref| / max |ref|; {:.2e} absolute): {}",
-        r.max_rel_error,
-        r.max_abs_error,
-        if ok { "ok (≤ 1e-4)" } else { "TOO LARGE (> 1e-4)" }
-    );
-    println!("\n{:<18} {:>14} {:>10} {:>14} {:>10}", "traffic", "NVLink bytes", "messages", "IB bytes", "messages");
-    for (name, t) in &r.traffic {
-        println!(
-            "{name:<18} {:>14} {:>10} {:>14} {:>10}",
-            t.bytes(Link::NvLink),
-            t.messages(Link::NvLink),
-            t.bytes(Link::Ib),
-            t.messages(Link::Ib)
-        );
-    }
-    if topo.nodes() > 1 {
-        println!(
-            "\nIB messages in the dispatch: {} (one per token and other node); a message per (token, rank) would be {}, \
-             per (token, expert) {}: {} deduplicated",
-            r.ib_messages,
-            r.ib_messages_per_rank,
-            r.ib_messages_per_expert,
-            r.ib_messages_per_expert.saturating_sub(r.ib_messages)
-        );
-    }
-    println!("\nphases (kernels: {}; links modelled)", r.timeline.kernels_from);
-    println!("{:<3} {:<46} {:>11} {:>11} {:>11}", "", "kernels", "kernels µs", "links µs", "phase µs");
-    for (i, p) in r.timeline.phases.iter().enumerate() {
-        println!("{:<3} {:<46} {:>11.1} {:>11.1} {:>11.1}", i + 1, p.label, p.kernel_us(), p.link_us(), p.span_us());
-    }
-    println!("{:<3} {:<46} {:>11} {:>11} {:>11.1}", "", "total", "", "", r.timeline.total_us());
+    print!("{}", r.report());
+    let ok = r.within_tolerance();
     if let Some(path) = a.svg {
         let title = format!("A MoE layer on {topo}");
         world_timeline_svg(&r.timeline, &title).save(&path).with_context(|| format!("writing {}", path.display()))?;

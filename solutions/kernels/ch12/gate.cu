@@ -1,16 +1,18 @@
 // DeepSeek-V3's gate without groups (chapter 13 adds them), one thread per token.
 // Token t has one logit per expert, logits[t * experts + e]. For each expert:
 //   affinity s_e = sigmoid(logit)           (1 / (1 + expf(-logit)))
-//   biased score b_e = s_e + bias[e]        the bias only CHOOSES experts (it is tuned to balance
-//                                           their load); it never weighs them
-// Choose the topk experts with the highest b_e, best first (on a tie the lower index first), and
-// write them to topk_idx[t * topk + k]. Their weights: the affinities s_e of the chosen experts
-// divided by their sum, times route_scale, in topk_weights[t * topk + k].
+//   biased score b_e = s_e + bias[e]   the bias only CHOOSES experts (it is tuned to
+//                                      balance their load); it never weighs them
+// Choose the topk experts with the highest b_e, best first (on a tie the lower index
+// first), and write them to topk_idx[t * topk + k]. Their weights: the affinities s_e
+// of the chosen experts divided by their sum, times route_scale, in topk_weights[t *
+// topk + k].
 #define MAX_EXPERTS 512
 
 // ANCHOR: kernel
-extern "C" __global__ void moe_gate(const float* logits, const float* bias, int* topk_idx, float* topk_weights,
-                                    int tokens, int experts, int topk, float route_scale) {
+extern "C" __global__ void
+moe_gate(const float* logits, const float* bias, int* topk_idx, float* topk_weights,
+         int tokens, int experts, int topk, float route_scale) {
     int t = blockIdx.x * blockDim.x + threadIdx.x;
     // SOLUTION
     if (t >= tokens) return;
@@ -23,7 +25,8 @@ extern "C" __global__ void moe_gate(const float* logits, const float* bias, int*
     }
     float sum = 0.0f;
     for (int k = 0; k < topk; ++k) {
-        int best = -1;  // the highest biased score not taken yet; strict > keeps the lower index
+        // The highest biased score not taken yet; a strict > keeps the lower index.
+        int best = -1;
         for (int e = 0; e < experts; ++e)
             if (!taken[e] && (best < 0 || biased[e] > biased[best])) best = e;
         taken[best] = true;
@@ -32,12 +35,14 @@ extern "C" __global__ void moe_gate(const float* logits, const float* bias, int*
         topk_weights[t * topk + k] = s;
         sum += s;
     }
-    for (int k = 0; k < topk; ++k) topk_weights[t * topk + k] = topk_weights[t * topk + k] / sum * route_scale;
+    for (int k = 0; k < topk; ++k)
+        topk_weights[t * topk + k] = topk_weights[t * topk + k] / sum * route_scale;
     // STUB
-    // // TODO: guard t. Compute each expert's biased score (sigmoid of its logit, plus its bias)
-    // // into a local array. Then topk times: find the best expert not taken yet, take it, write
-    // // it to topk_idx and its affinity (no bias) to topk_weights, and add the affinity to a sum.
-    // // Last, divide the weights by the sum and multiply by route_scale.
+    // // TODO: guard t. Compute each expert's biased score (sigmoid of its logit, plus
+    // // its bias) into a local array. Then topk times: find the best expert not taken
+    // // yet, take it, write it to topk_idx and its affinity (no bias) to topk_weights,
+    // // and add the affinity to a sum. Last, divide the weights by the sum and
+    // // multiply by route_scale.
     // END SOLUTION
 }
 // ANCHOR_END: kernel

@@ -20,6 +20,7 @@ mod links;
 pub mod moe;
 mod peer;
 pub mod reference;
+pub mod study;
 mod symmetric;
 mod timeline;
 mod topology;

@@ -293,6 +293,79 @@ pub fn run(gpu: &Gpu, cfg: &MoeConfig) -> anyhow::Result<MoeRun> {
     })
 }
 
+impl MoeConfig {
+    /// The layer's sizes in one line.
+    pub fn describe(&self) -> String {
+        let plural = |n: usize, w: &str| format!("{n} {w}{}", if n == 1 { "" } else { "s" });
+        format!(
+            "{} per rank, hidden {} (expert FFN {} → {} → {}), {} ({} per rank), top-{}, at most {} per token, {}, seed {}",
+            plural(self.tokens, "token"),
+            self.hidden,
+            self.hidden,
+            self.ffn(),
+            self.hidden,
+            plural(self.experts, "expert"),
+            self.experts / self.ranks().max(1),
+            self.topk,
+            plural(self.limit_nodes, "node"),
+            plural(self.channels, "channel"),
+            self.seed
+        )
+    }
+}
+
+/// The relative error `moe run` must reach on f32.
+pub const TOLERANCE: f64 = 1e-4;
+
+impl MoeRun {
+    pub fn within_tolerance(&self) -> bool {
+        self.max_rel_error <= TOLERANCE
+    }
+
+    /// What `gpubook moe run` prints after its header: the links' statement, the checks, the
+    /// traffic of each phase, the deduplication, and the phases' times.
+    pub fn report(&self) -> String {
+        use std::fmt::Write;
+        let mut o = String::new();
+        let _ = writeln!(o, "{}\n", self.timeline.links.statement());
+        let (agree, all) = self.routing_agreement;
+        let _ = writeln!(o, "gate:   the GPU chose the host's experts for {agree} of {all} tokens");
+        let _ = writeln!(
+            o,
+            "output: max error against a dense MoE on the host {:.2e} relative (max |out - ref| / max |ref|; {:.2e} absolute): {}",
+            self.max_rel_error,
+            self.max_abs_error,
+            if self.within_tolerance() { "ok (≤ 1e-4)" } else { "TOO LARGE (> 1e-4)" }
+        );
+        let _ = writeln!(o, "\n{:<18} {:>13} {:>9} {:>13} {:>9}", "traffic", "NVLink bytes", "messages", "IB bytes", "messages");
+        for (name, t) in &self.traffic {
+            let _ = writeln!(
+                o,
+                "{name:<18} {:>13} {:>9} {:>13} {:>9}",
+                t.bytes(Link::NvLink),
+                t.messages(Link::NvLink),
+                t.bytes(Link::Ib),
+                t.messages(Link::Ib)
+            );
+        }
+        if self.config.nodes > 1 {
+            let _ = writeln!(
+                o,
+                "\nIB messages in the dispatch: {} (one per token and other node); one per (token, rank) would be {}, \
+                 one per (token, expert) {}",
+                self.ib_messages, self.ib_messages_per_rank, self.ib_messages_per_expert
+            );
+        }
+        let _ = writeln!(o, "\nphases (kernels: {}; links modelled)", self.timeline.kernels_from);
+        let _ = writeln!(o, "{:<3} {:<44} {:>10} {:>9} {:>9}", "", "kernels", "kernels µs", "links µs", "phase µs");
+        for (i, p) in self.timeline.phases.iter().enumerate() {
+            let _ = writeln!(o, "{:<3} {:<44} {:>10.1} {:>9.1} {:>9.1}", i + 1, p.label, p.kernel_us(), p.link_us(), p.span_us());
+        }
+        let _ = writeln!(o, "{:<3} {:<44} {:>10} {:>9} {:>9.1}", "", "total", "", "", self.timeline.total_us());
+        o
+    }
+}
+
 /// IB messages a dispatch without per-node deduplication would send: one per (token, rank on
 /// another node), and one per (token, expert on another node).
 fn undeduplicated_ib(topo: Topology, experts: usize, topk: usize, idx: &[Vec<i32>]) -> (u64, u64) {

@@ -19,6 +19,6 @@ run 2x4 --nodes 2 --gpus-per-node 4 --tokens 1024 --hidden 1024 --experts 64 --t
 # the 64 logical ranks' buffers and the host's dense reference stay quick.
 run v3 --nodes 8 --gpus-per-node 8 --tokens 256 --hidden 512 --experts 256 --topk 8 --limit-nodes 4 --channels 10 --seed 3
 # Channels: the same layer with 1 and 20 blocks per communication kernel.
-run ch1 --nodes 2 --gpus-per-node 4 --tokens 2048 --hidden 2048 --experts 64 --topk 8 --limit-nodes 2 --channels 1 --seed 4
-run ch20 --nodes 2 --gpus-per-node 4 --tokens 2048 --hidden 2048 --experts 64 --topk 8 --limit-nodes 2 --channels 20 --seed 4
+run ch1 --nodes 2 --gpus-per-node 4 --tokens 2048 --hidden 1024 --experts 64 --topk 8 --limit-nodes 2 --channels 1 --seed 4
+run ch20 --nodes 2 --gpus-per-node 4 --tokens 2048 --hidden 1024 --experts 64 --topk 8 --limit-nodes 2 --channels 20 --seed 4
 exit $status

@@ -56,7 +56,8 @@ pub fn moe_report(a: &Args, lab: &Lab) -> anyhow::Result<Output> {
     let gpu = lab.gpu()?;
     let run = moe::run(gpu, &c)?;
     // A blank line would end the HTML block the text sits in.
-    let text: String = format!("{}\n{}", c.describe(), run.report()).lines().filter(|l| !l.trim().is_empty()).map(|l| format!("{l}\n")).collect();
+    let text: String =
+        format!("{}\n{}", c.describe(), run.report()).lines().filter(|l| !l.trim().is_empty()).map(|l| format!("{l}\n")).collect();
     Ok(Output { body: Body::Text(text), caption: format!("`{}`", command(&c)), ran_on: Some(viz::backend_label(gpu)) })
 }
 
@@ -102,7 +103,8 @@ pub fn two_hop_figure(a: &Args) -> anyhow::Result<Output> {
 pub fn limits_table(a: &Args) -> anyhow::Result<Output> {
     a.only(1, &["nodes", "gpus", "experts", "topk", "tokens", "bytes", "seed"])?;
     let topo = Topology::new(a.get("nodes", 8)?, a.get("gpus", 8)?)?;
-    let (experts, topk, tokens, bytes, seed) = (a.get("experts", 256)?, a.get("topk", 8)?, a.get("tokens", 64)?, a.get("bytes", 7168u64)?, a.get("seed", 1)?);
+    let (experts, topk, tokens, bytes, seed) =
+        (a.get("experts", 256)?, a.get("topk", 8)?, a.get("tokens", 64)?, a.get("bytes", 7168u64)?, a.get("seed", 1)?);
     let rows = limit_rows(topo, experts, topk, tokens, bytes, seed)?;
     let caption = format!(
         "V3's gate (host) on {tokens} random tokens per rank, {experts} experts on {topo}, top-{topk}, {bytes}-byte messages; \

@@ -387,10 +387,7 @@ fn combine_with(
 
 #[test]
 fn combine_that_ignores_the_weights() {
-    let src = mutated(
-        "ch12/combine.cu",
-        &[("z += recv_topk_weights[i * topk + k] *\n", "z += ")],
-    );
+    let src = mutated("ch12/combine.cu", &[("z += recv_topk_weights[i * topk + k] *\n", "z += ")]);
     expect_failure("combine_that_ignores_the_weights", &["out on rank", "WEIGHTED by the gate"], || {
         ch12::combine(combine_with(src, Issue::Right))
     });

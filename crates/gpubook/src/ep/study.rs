@@ -9,7 +9,14 @@ use crate::grade::Rng;
 
 /// `tokens` tokens per rank routed by V3's gate (one group per node, at most `limit` nodes a
 /// token), logits uniform in ±4 and a bias in ±0.1 drawn from `seed`.
-pub fn sample_routing(topo: Topology, experts: usize, topk: usize, limit: usize, tokens: usize, seed: u64) -> Result<Vec<HostRouting>, ShapeError> {
+pub fn sample_routing(
+    topo: Topology,
+    experts: usize,
+    topk: usize,
+    limit: usize,
+    tokens: usize,
+    seed: u64,
+) -> Result<Vec<HostRouting>, ShapeError> {
     let groups = topo.nodes();
     let g = GateConfig { experts, groups, topk_groups: limit.min(groups), topk, route_scale: 2.5 };
     let mut rng = Rng::new(seed);
@@ -33,7 +40,14 @@ pub struct LimitRow {
 
 /// The two-hop traffic per token for every node limit from 1 to all nodes, with V3's gate on
 /// `tokens` random tokens per rank; messages of `message_bytes`.
-pub fn limit_rows(topo: Topology, experts: usize, topk: usize, tokens: usize, message_bytes: u64, seed: u64) -> Result<Vec<LimitRow>, ShapeError> {
+pub fn limit_rows(
+    topo: Topology,
+    experts: usize,
+    topk: usize,
+    tokens: usize,
+    message_bytes: u64,
+    seed: u64,
+) -> Result<Vec<LimitRow>, ShapeError> {
     let mut rows = Vec::new();
     for limit in 1..=topo.nodes() {
         let g = GateConfig { experts, groups: topo.nodes(), topk_groups: limit, topk, route_scale: 2.5 };

@@ -64,9 +64,10 @@ pub fn routing_svg(panels: &[(&str, &HostRouting)], topo: Topology, experts: usi
             }
         }
         let note = format!(
-            "{} experts on {} nodes ({} per node), top-{}; filled: chosen, in its node's colour",
+            "{} experts on {} node{} ({} per node), top-{}; filled: chosen, in its node's colour",
             experts,
             topo.nodes(),
+            if topo.nodes() == 1 { "" } else { "s" },
             per_node,
             panels.first().map(|(_, r)| r.topk).unwrap_or(0)
         );
@@ -209,13 +210,14 @@ pub fn world_timeline_svg(t: &WorldTimeline, title: &str) -> Svg {
                     let (x0, x1) = (px(at), px(at + us));
                     let shade = lighten(style::KERNEL, if k % 2 == 0 { 0.0 } else { 0.3 });
                     area.draw(&Rectangle::new([(x0, y + 4), (x1.max(x0 + 1), y + 20)], shade.filled()))?;
+                    area.draw(&Rectangle::new([(x0, y + 4), (x1.max(x0 + 1), y + 20)], WHITE.stroke_width(1)))?;
                     at += us;
                 }
-                for (link, us, dy) in [(Link::NvLink, rp.nvlink_us, 23), (Link::Ib, rp.ib_us, 30)] {
+                for (link, us, dy) in [(Link::NvLink, rp.nvlink_us, 23), (Link::Ib, rp.ib_us, 31)] {
                     if us > 0.0 {
                         let color = if link == Link::NvLink { NVLINK } else { IB };
                         let (x0, x1) = (px(p.start_us), px(p.start_us + us));
-                        area.draw(&Rectangle::new([(x0, y + dy), (x1.max(x0 + 1), y + dy + 5)], color.filled()))?;
+                        area.draw(&Rectangle::new([(x0, y + dy), (x1.max(x0 + 2), y + dy + 6)], color.filled()))?;
                     }
                 }
             }

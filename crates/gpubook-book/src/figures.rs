@@ -5,6 +5,7 @@ use super::cache::{Cache, backend_now};
 use super::markers::{self, Marker};
 use super::outputs::{self, Body, Lab, Output};
 use anyhow::bail;
+use gpubook::sync::lock;
 use mdbook_preprocessor::book::{Book, BookItem};
 use mdbook_preprocessor::{Preprocessor, PreprocessorContext};
 use std::sync::{Arc, Mutex};
@@ -36,13 +37,13 @@ impl Figures {
     fn one(&self, m: &Marker, lab: &Lab, backend: &str) -> anyhow::Result<String> {
         let key = self.cache.key(&m.text, outputs::needs_device(m).then_some(backend));
         if let Some(html) = self.cache.get(&key) {
-            self.stats.lock().unwrap().cached += 1;
+            lock(&self.stats).cached += 1;
             return Ok(html);
         }
         let started = Instant::now();
         let html = html(m, &outputs::produce(m, lab)?);
         let secs = started.elapsed().as_secs_f64();
-        let mut stats = self.stats.lock().unwrap();
+        let mut stats = lock(&self.stats);
         stats.made += 1;
         stats.making_secs += secs;
         if stats.slowest.as_ref().is_none_or(|(_, s)| secs > *s) {

@@ -28,6 +28,7 @@ pub use serve::serve;
 
 use anyhow::{Context, bail};
 use gpubook::catalog::Catalog;
+use gpubook::sync::lock;
 use mdbook_driver::MDBook;
 use mdbook_driver::book::BookItem;
 use mdbook_driver::builtin_preprocessors::{IndexPreprocessor, LinkPreprocessor};
@@ -140,6 +141,6 @@ pub fn build(opts: &Options) -> anyhow::Result<Report> {
             .collect();
         bail!("{} broken internal link{}:\n{}", broken.len(), if broken.len() == 1 { "" } else { "s" }, list.join("\n"));
     }
-    let figures = stats.lock().unwrap().clone();
+    let figures = lock(&stats).clone();
     Ok(Report { dest: opts.dest.clone(), pages, figures, drafts, secs: started.elapsed().as_secs_f64() })
 }

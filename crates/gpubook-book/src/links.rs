@@ -58,11 +58,9 @@ pub fn check(dest: &Path) -> std::io::Result<Vec<Broken>> {
 }
 
 fn collect_html(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
-    for e in std::fs::read_dir(dir)? {
-        let path = e?.path();
-        if path.is_dir() {
-            collect_html(&path, out)?;
-        } else if path.extension().is_some_and(|e| e == "html") {
+    for entry in walkdir::WalkDir::new(dir) {
+        let path = entry?.into_path();
+        if path.extension().is_some_and(|e| e == "html") && path.is_file() {
             out.push(path);
         }
     }

@@ -19,8 +19,8 @@
 
 use super::markers::{Args, Marker};
 use anyhow::{Context, anyhow, bail};
-use gpubook::chunk_pair;
 use gpubook::gpu::{Gpu, LaunchConfig, Source};
+use gpubook::labs::chunk_pair;
 use gpubook::sim::{Costs, PipelineArgs, ScheduleKind, comparison_table, run_report};
 use gpubook::viz::{self, Pattern, ThreadMap};
 use std::cell::OnceCell;
@@ -289,14 +289,15 @@ fn overlap_table(a: &Args, lab: &Lab) -> anyhow::Result<Output> {
     Ok(Output { body: Body::Markdown(chunk_pair::overlap_table(&runs)), caption, ran_on: Some(viz::backend_label(gpu)) })
 }
 
-/// `{{#figure streams DESIGN chunks= elems=}}`: one of chapter 7-8's pipelines (gpubook::overlap).
+/// `{{#figure streams DESIGN chunks= elems=}}`: one of chapter 7-8's pipelines (gpubook::labs::overlap).
 fn streams_figure(a: &Args, lab: &Lab) -> anyhow::Result<Output> {
     a.only(2, &["chunks", "elems"])?;
     let key = a.positional(1).unwrap_or("ping-pong");
-    let design = gpubook::overlap::Design::from_key(key).ok_or_else(|| anyhow!("no design `{key}` (serial, ping-pong, three-streams)"))?;
+    let design =
+        gpubook::labs::overlap::Design::from_key(key).ok_or_else(|| anyhow!("no design `{key}` (serial, ping-pong, three-streams)"))?;
     let (chunks, elems) = (a.get("chunks", 8usize)?, a.get("elems", 1usize << 18)?);
     let gpu = lab.gpu()?;
-    let run = gpubook::overlap::run(gpu, design, chunks, elems)?;
+    let run = gpubook::labs::overlap::run(gpu, design, chunks, elems)?;
     let title = format!("{}: {chunks} chunks of {} KiB", design.name(), elems * 4 / 1024);
     let caption = format!(
         "Copy in, y = 2x + 0.5, copy out, chunk by chunk: {}; {:.0}% of the copy time overlapped other work",
@@ -311,7 +312,7 @@ fn streams_bench(a: &Args, lab: &Lab) -> anyhow::Result<Output> {
     a.only(1, &["chunks", "elems", "bw"])?;
     let (chunks, elems, bw) = (a.get("chunks", 8usize)?, a.get("elems", 1usize << 18)?, a.bytes("bw", 16 << 20)?);
     let gpu = lab.gpu()?;
-    let (report, _) = gpubook::overlap::report(gpu, chunks, elems, bw, 3)?;
+    let (report, _) = gpubook::labs::overlap::report(gpu, chunks, elems, bw, 3)?;
     // A blank line would end the HTML block the text sits in.
     let report: String = report.lines().filter(|l| !l.trim().is_empty()).map(|l| format!("{l}\n")).collect();
     let caption = format!("`gpubook streams-bench --chunks {chunks} --chunk-elems {elems}`");

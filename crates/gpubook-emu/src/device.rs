@@ -1,6 +1,7 @@
 //! `EmuDevice`: one emulated GPU. Memory operations go straight to the shared arena; module
-//! loads rewrite and compile on the host; launches are checked here (the things a GPU would
-//! refuse) and then run in the device's worker process.
+//! loads rewrite and compile on the host; launches run in the device's worker process. What a GPU
+//! would refuse at launch (limits, arguments against the kernel's parameters) is checked once,
+//! above both backends, by `gpubook::gpu`; the worker keeps its own guard against bad requests.
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -90,7 +91,7 @@ pub struct LaunchStats {
     pub mode: Mode,
 }
 
-/// Properties of the emulated device, with the limits a launch is checked against.
+/// Properties of the emulated device. Its launch limits are a GPU's, from `gpubook::gpu`'s table.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EmuInfo {
     /// `gpubook emulator (CPU, N threads)`.
@@ -101,21 +102,12 @@ pub struct EmuInfo {
     /// Blocks that can run at once: the fast mode's worker threads.
     pub sm_count: u32,
     pub warp_size: u32,
-    pub max_threads_per_block: u32,
-    pub max_block_dim: [u32; 3],
-    pub max_grid_dim: [u32; 3],
-    /// Shared memory a block may use without opting in (static plus dynamic).
-    pub max_shared_memory_per_block: u32,
     /// What `__CUDA_ARCH__` claims (8.0).
     pub compute_capability: (u32, u32),
     /// The mode launches use unless they choose.
     pub mode: Mode,
 }
 
-const MAX_THREADS_PER_BLOCK: u32 = 1024;
-const MAX_BLOCK_DIM: [u32; 3] = [1024, 1024, 64];
-const MAX_GRID_DIM: [u32; 3] = [i32::MAX as u32, 65535, 65535];
-const MAX_SHARED_PER_BLOCK: u32 = 48 << 10;
 /// Time the worker gets after its watchdog fires to describe the hang, before ours fires.
 const WORKER_HANG_REPORT: Duration = Duration::from_secs(2);
 
@@ -153,10 +145,6 @@ impl EmuDevice {
             total_memory: self.arena().bytes(),
             sm_count: threads as u32,
             warp_size: 32,
-            max_threads_per_block: MAX_THREADS_PER_BLOCK,
-            max_block_dim: MAX_BLOCK_DIM,
-            max_grid_dim: MAX_GRID_DIM,
-            max_shared_memory_per_block: MAX_SHARED_PER_BLOCK,
             compute_capability: (8, 0),
             mode: self.config.mode,
         }
@@ -227,10 +215,7 @@ impl EmuDevice {
     /// cuLaunchKernel's kernelParams would point at them (8 bytes for a device pointer).
     pub fn launch(&self, module: &EmuModule, kernel: &str, launch: &LaunchSpec, args: &[Vec<u8>]) -> Result<LaunchStats, EmuError> {
         let mode = launch.mode.unwrap_or(self.config.mode);
-        let sig = self.check_kernel(module, kernel)?;
-        let at = |d: Diagnostic| EmuError::Kernel(Diagnostic { file: Some(module.path.clone()), line: Some(sig.line), ..d });
-        check_config(launch).map_err(at)?;
-        self.check_args(sig, args).map_err(at)?;
+        self.check_kernel(module, kernel)?;
         let (so, rt) = self.build(module, mode)?;
 
         let threads = if mode == Mode::Fast { self.config.threads.max(1) } else { 1 };
@@ -477,54 +462,6 @@ impl EmuDevice {
         }
         Ok(sig)
     }
-
-    /// Argument count and sizes against the kernel's parameters, and pointers into live buffers.
-    fn check_args(&self, sig: &KernelSignature, args: &[Vec<u8>]) -> Result<(), Diagnostic> {
-        if args.len() != sig.params.len() {
-            return Err(Diagnostic::new(
-                DiagClass::LaunchConfig,
-                format!(
-                    "`{sig}` takes {} argument{}, but the launch passed {}",
-                    sig.params.len(),
-                    if sig.params.len() == 1 { "" } else { "s" },
-                    args.len()
-                ),
-            ));
-        }
-        for (i, (p, a)) in sig.params.iter().zip(args).enumerate() {
-            let which = format!("argument {} (`{p}`)", i + 1);
-            if p.pointer {
-                if a.len() != 8 {
-                    return Err(Diagnostic::new(
-                        DiagClass::LaunchConfig,
-                        format!("{which} is a pointer: pass a device buffer, not a {}-byte value", a.len()),
-                    ));
-                }
-                let addr = u64::from_le_bytes(a[..8].try_into().expect("8 bytes"));
-                let arena = self.arena();
-                // Null is a legal argument; so is the end of a buffer (an empty tail slice).
-                let inside =
-                    addr == 0 || arena.buffer_at(addr).is_some() || arena.buffer_at(addr.wrapping_sub(1)).is_some_and(|b| b.end() == addr);
-                if !inside {
-                    let why = arena.check_range(addr, 1, "it points").err().map(|e| e.to_string()).unwrap_or_default();
-                    return Err(Diagnostic::new(
-                        DiagClass::LaunchConfig,
-                        format!("{which} is {addr:#x}, which is not inside a live device buffer ({why})"),
-                    ));
-                }
-            } else if let Some(size) = scalar_size(&p.base) {
-                if a.len() != size {
-                    return Err(Diagnostic::new(
-                        DiagClass::LaunchConfig,
-                        format!("{which} is a {size}-byte `{}`, but the launch passed {} bytes{}", p.base, a.len(), rust_hint(&p.base)),
-                    ));
-                }
-            } else if a.is_empty() {
-                return Err(Diagnostic::new(DiagClass::LaunchConfig, format!("{which} was passed no bytes")));
-            }
-        }
-        Ok(())
-    }
 }
 
 impl Drop for EmuDevice {
@@ -533,76 +470,6 @@ impl Drop for EmuDevice {
         let slot = self.worker.get_mut().unwrap_or_else(|p| p.into_inner());
         slot.worker = None;
     }
-}
-
-/// The limits a GPU enforces at launch (cudaErrorInvalidConfiguration and friends).
-fn check_config(l: &LaunchSpec) -> Result<(), Diagnostic> {
-    let bad = |msg: String| Err(Diagnostic::new(DiagClass::LaunchConfig, msg));
-    let show = |d: [u32; 3]| format!("({},{},{})", d[0], d[1], d[2]);
-    if l.grid.contains(&0) || l.block.contains(&0) {
-        return bad(format!(
-            "grid {} or block {} has a zero dimension: each must be at least 1 (an empty grid launches nothing on a GPU but is an error)",
-            show(l.grid),
-            show(l.block)
-        ));
-    }
-    let threads: u64 = l.block.iter().map(|&d| d as u64).product();
-    if threads > MAX_THREADS_PER_BLOCK as u64 {
-        return bad(format!(
-            "a block of {} = {threads} threads is more than the {MAX_THREADS_PER_BLOCK} a block may hold; \
-             use more blocks of fewer threads",
-            show(l.block)
-        ));
-    }
-    for (axis, ((&b, &g), (&max_b, &max_g))) in
-        ["x", "y", "z"].iter().zip(l.block.iter().zip(&l.grid).zip(MAX_BLOCK_DIM.iter().zip(&MAX_GRID_DIM)))
-    {
-        if b > max_b {
-            return bad(format!("block dimension {axis} is {b}, more than the maximum {max_b}"));
-        }
-        if g > max_g {
-            return bad(format!("grid dimension {axis} is {g}, more than the maximum {max_g}"));
-        }
-    }
-    if l.shared_mem_bytes > MAX_SHARED_PER_BLOCK {
-        return bad(format!(
-            "{} bytes of dynamic shared memory is more than the {MAX_SHARED_PER_BLOCK} bytes a block may use",
-            l.shared_mem_bytes
-        ));
-    }
-    Ok(())
-}
-
-/// Sizes of the scalar types a kernel parameter commonly has; None for others (structs,
-/// template parameters), which are not checked.
-fn scalar_size(base: &str) -> Option<usize> {
-    Some(match base {
-        "bool" | "char" | "signed char" | "unsigned char" | "int8_t" | "uint8_t" => 1,
-        "short" | "unsigned short" | "int16_t" | "uint16_t" => 2,
-        "int" | "unsigned int" | "float" | "int32_t" | "uint32_t" => 4,
-        "long" | "unsigned long" | "long long" | "unsigned long long" | "double" | "size_t" | "ptrdiff_t" | "int64_t" | "uint64_t"
-        | "intptr_t" | "uintptr_t" => 8,
-        "char2" | "uchar2" => 2,
-        "char4" | "uchar4" | "short2" | "ushort2" => 4,
-        "int2" | "uint2" | "float2" | "short4" | "ushort4" => 8,
-        "int3" | "uint3" | "float3" | "dim3" => 12,
-        "int4" | "uint4" | "float4" | "double2" | "long2" | "ulong2" | "longlong2" | "ulonglong2" => 16,
-        _ => return None,
-    })
-}
-
-/// The Rust type a learner should pass for a C scalar.
-fn rust_hint(base: &str) -> String {
-    let t = match base {
-        "int" | "int32_t" => "i32",
-        "unsigned int" | "uint32_t" => "u32",
-        "float" => "f32",
-        "double" => "f64",
-        "long long" | "long" | "int64_t" => "i64",
-        "unsigned long long" | "unsigned long" | "uint64_t" | "size_t" => "u64",
-        _ => return String::new(),
-    };
-    format!(" (pass a Rust `{t}`)")
 }
 
 /// `LAUNCH <module> <kernel> gx gy gz bx by bz <dyn shared> <mode> <threads> <nargs> <arg hex>...`
@@ -636,41 +503,6 @@ fn tail_for_message(stderr: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn spec(grid: [u32; 3], block: [u32; 3], shared: u32) -> LaunchSpec {
-        LaunchSpec { grid, block, shared_mem_bytes: shared, mode: None }
-    }
-
-    #[test]
-    fn launch_limits() {
-        assert!(check_config(&spec([4, 1, 1], [256, 1, 1], 0)).is_ok());
-        let e = check_config(&spec([4, 1, 1], [32, 64, 1], 0)).unwrap_err();
-        assert!(e.message.contains("(32,64,1) = 2048 threads"), "{e}");
-        let e = check_config(&spec([0, 1, 1], [1, 1, 1], 0)).unwrap_err();
-        assert!(e.message.contains("zero"), "{e}");
-        let e = check_config(&spec([1, 70000, 1], [1, 1, 1], 0)).unwrap_err();
-        assert!(e.message.contains("grid dimension y is 70000"), "{e}");
-        let e = check_config(&spec([1, 1, 1], [1, 1, 128], 0)).unwrap_err();
-        assert!(e.message.contains("block dimension z is 128"), "{e}");
-        assert!(check_config(&spec([1, 1, 1], [1, 1, 1], 64 << 10)).is_err());
-    }
-
-    #[test]
-    fn args_are_checked_against_the_signature() {
-        let dev = EmuDevice::new(33, EmuConfig::from_env()).unwrap();
-        let sig = &parse_kernels("extern \"C\" __global__ void k(const float* a, int n) {}")[0];
-        let a = dev.alloc(16, 4, "a").unwrap();
-        assert!(dev.check_args(sig, &[a.to_le_bytes().to_vec(), 4i32.to_le_bytes().to_vec()]).is_ok());
-        let e = dev.check_args(sig, &[a.to_le_bytes().to_vec()]).unwrap_err();
-        assert_eq!(e.message, "`k(const float* a, int n)` takes 2 arguments, but the launch passed 1");
-        let e = dev.check_args(sig, &[a.to_le_bytes().to_vec(), 4u64.to_le_bytes().to_vec()]).unwrap_err();
-        assert!(e.message.contains("argument 2 (`int n`) is a 4-byte `int`, but the launch passed 8 bytes (pass a Rust `i32`)"), "{e}");
-        let e = dev.check_args(sig, &[4i32.to_le_bytes().to_vec(), 4i32.to_le_bytes().to_vec()]).unwrap_err();
-        assert!(e.message.contains("is a pointer"), "{e}");
-        dev.free(a).unwrap();
-        let e = dev.check_args(sig, &[a.to_le_bytes().to_vec(), 4i32.to_le_bytes().to_vec()]).unwrap_err();
-        assert!(e.message.contains("was freed"), "{e}");
-    }
 
     #[test]
     fn device_is_send_and_sync() {

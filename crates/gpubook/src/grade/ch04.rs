@@ -4,9 +4,10 @@
 //! emulator's race detector, which turns a missing `__syncthreads` into a diagnostic naming the
 //! two threads and the line instead of a result that is only sometimes wrong.
 
-use super::ch03::count;
+use super::concepts::{computed_on_the_device, digest_of};
 use super::explain::Explain;
-use super::{Ctx, Failure, Tolerance, check_f32, edge_sizes, grade};
+use super::words::count;
+use super::{Ctx, Failure, Tolerance, check_f32, grade, sizes};
 use crate::gpu::{Gpu, Result};
 
 const MATMUL: &str = "c[row][col] is the sum over j of a[row][j] * b[j][col], with a[row][j] at a[row * k + j] and \
@@ -47,12 +48,15 @@ pub fn tiled_matmul(f: impl Fn(&Gpu, &[f32], &[f32], usize, usize, usize) -> Res
             (100, 40, 1, "a matrix times a column vector"),
             (83, 61, 47, "larger, no dimension a multiple of 16"),
         ];
-        for (m, k, n, name) in shapes {
+        let drawn = (ctx.rng.usize(60, 200), ctx.rng.usize(60, 200), ctx.rng.usize(60, 200), "drawn from the seed");
+        for (m, k, n, name) in shapes.into_iter().chain([drawn]) {
             let input = format!("A {m} × {k}, B {k} × {n} ({name})");
             // Values in [0, 1): no cancellation, so a float64 reference bounds the error relatively.
             let a = ctx.rng.vec_f32(m * k, 0.0, 1.0);
             let b = ctx.rng.vec_f32(k * n, 0.0, 1.0);
+            ctx.gpu.clear_trace().map_err(Failure::from)?;
             let c = ctx.call_explained(&input, &explain, || f(&ctx.gpu, &a, &b, m, k, n))?;
+            let trace = ctx.gpu.trace().map_err(Failure::from)?;
             let mut want = vec![0.0f64; m * n];
             for row in 0..m {
                 for j in 0..k {
@@ -63,6 +67,7 @@ pub fn tiled_matmul(f: impl Fn(&Gpu, &[f32], &[f32], usize, usize, usize) -> Res
                 }
             }
             check_f32("c", &c, &want, Tolerance::sum_of(k)).map_err(|e| e.input(&input).concept(MATMUL))?;
+            computed_on_the_device(&trace, "c", &c, &[("a", digest_of(&a)), ("b", digest_of(&b))]).map_err(|e| e.input(&input))?;
         }
         Ok(())
     });
@@ -122,15 +127,18 @@ pub fn reduce_warp(f: impl Fn(&Gpu, &[f32]) -> Result<f32>) {
 /// Both reductions: the sum of n values in [0, 1), from one element to three passes of blocks.
 fn grade_reduction(id: &str, explain: &Explain<'_>, concept: &str, f: impl Fn(&Gpu, &[f32]) -> Result<f32>) {
     grade(id, |ctx: &mut Ctx| {
-        let mut sizes = edge_sizes(256, 100_003);
-        sizes.insert(sizes.len() - 1, (65_537, "256 × 256 + 1: three passes".into()));
+        let mut sizes = sizes(&mut ctx.rng, 256, 100_003);
+        sizes.insert(sizes.len() - 2, (65_537, "256 × 256 + 1: three passes".into()));
         for (n, name) in sizes {
             let input = format!("n = {n} ({name})");
             // Positive values: no cancellation, so the float64 sum bounds the error relatively.
             let x = ctx.rng.vec_f32(n, 0.0, 1.0);
+            ctx.gpu.clear_trace().map_err(Failure::from)?;
             let got = ctx.call_explained(&input, explain, || f(&ctx.gpu, &x))?;
+            let trace = ctx.gpu.trace().map_err(Failure::from)?;
             let want: f64 = x.iter().map(|&v| v as f64).sum();
             check_sum(got, want, n).map_err(|e| e.input(&input).concept(concept))?;
+            computed_on_the_device(&trace, "the sum", &[got], &[("x", digest_of(&x))]).map_err(|e| e.input(&input))?;
         }
         Ok(())
     });
@@ -193,10 +201,13 @@ pub fn transpose(f: impl Fn(&Gpu, &[f32], usize, usize) -> Result<Vec<f32>>) {
             (64, 96, "whole tiles, not square"),
             (211, 150, "larger, partial tiles"),
         ];
-        for (rows, cols, name) in shapes {
+        let drawn = (ctx.rng.usize(150, 700), ctx.rng.usize(150, 700), "drawn from the seed");
+        for (rows, cols, name) in shapes.into_iter().chain([drawn]) {
             let input = format!("{} × {} ({name})", count(rows, "row"), count(cols, "column"));
             let m = ctx.rng.vec_f32(rows * cols, -100.0, 100.0);
+            ctx.gpu.clear_trace().map_err(Failure::from)?;
             let got = ctx.call_explained(&input, &explain, || f(&ctx.gpu, &m, rows, cols))?;
+            let trace = ctx.gpu.trace().map_err(Failure::from)?;
             let mut want = vec![0.0f64; rows * cols];
             for r in 0..rows {
                 for c in 0..cols {
@@ -204,6 +215,7 @@ pub fn transpose(f: impl Fn(&Gpu, &[f32], usize, usize) -> Result<Vec<f32>>) {
                 }
             }
             check_f32("out", &got, &want, Tolerance::EXACT).map_err(|e| e.input(&input).concept(TRANSPOSE))?;
+            computed_on_the_device(&trace, "out", &got, &[("m", digest_of(&m))]).map_err(|e| e.input(&input))?;
         }
         Ok(())
     });

@@ -5,26 +5,14 @@
 //! while the answer runs (no copy to or from it at all), the kernels must have run, a world
 //! barrier must separate a kernel that reads peers' stores from the kernels that made them, and
 //! the layout's counters must sit in shared memory. An answer that calls the library's reference
-//! code (`gpubook::ep::reference`, `gpubook::ep::moe`) is refused.
+//! code (`gpubook::ep::reference`, `gpubook::ep::moe`) is refused (by `Ctx::call`).
 
 use super::explain::Explain;
 use super::{Failure, Tolerance, check_f32, check_values, grade};
 use crate::ep::{GateConfig, Layout, MoeShape, RankTokens, Received, Routing, Symmetric, Topology, World};
 use crate::gpu::{CopyDir, DeviceSlice, Gpu, OpKind, Result, Trace};
-use crate::reference;
 
 // ---- What every grader of chapters 12 and 13 checks -------------------------------------------
-
-/// Refuses an answer that called reference code since `mark`.
-pub(crate) fn no_reference(mark: reference::Mark, input: &str) -> Result<(), Failure> {
-    let calls = reference::since(mark);
-    if calls.is_empty() {
-        return Ok(());
-    }
-    Err(Failure::new(format!("your code called gpubook's reference code: {}", calls.join(", ")))
-        .concept("the exercise is to compute this yourself, on the GPU; the reference is what your answer is graded against")
-        .input(input))
-}
 
 /// Refuses copies between the host and the device in `trace`: the data stays on the GPUs.
 pub(crate) fn no_host_copies(trace: &Trace, what: &str, input: &str) -> Result<(), Failure> {
@@ -445,9 +433,7 @@ pub(crate) fn grade_gate(
             logits_d.set_label("logits");
             bias_d.set_label("bias");
             ctx.gpu.clear_trace().map_err(Failure::from)?;
-            let mark = reference::mark();
             let routing = ctx.call_explained(&input, &GATE_EXPLAIN, || f(&ctx.gpu, &logits_d, &bias_d, tokens, &g))?;
-            no_reference(mark, &input)?;
             let trace = ctx.gpu.trace().map_err(Failure::from)?;
             no_host_copies(&trace, "routing", &input)?;
             launched(&trace, kernel, &input)?;
@@ -565,9 +551,7 @@ pub fn layout(f: impl Fn(&Gpu, &DeviceSlice<i32>, usize, usize, usize, usize) ->
             let mut idx_d = s.clone_htod(&idx).map_err(Failure::from)?;
             idx_d.set_label("topk_idx");
             ctx.gpu.clear_trace().map_err(Failure::from)?;
-            let mark = reference::mark();
             let layout = ctx.call_explained(&input, &LAYOUT_EXPLAIN, || f(&ctx.gpu, &idx_d, tokens, topk, experts, ranks))?;
-            no_reference(mark, &input)?;
             let trace = ctx.gpu.trace().map_err(Failure::from)?;
             no_host_copies(&trace, "the layout", &input)?;
             let ops = launched(&trace, "get_dispatch_layout", &input)?;
@@ -683,9 +667,7 @@ pub fn dispatch(f: impl Fn(&World, &MoeShape, &[RankTokens], &[Layout], &mut Sym
             let mut recv = alloc_received(&world, cap, &shape).map_err(Failure::from)?;
             world.synchronize().map_err(Failure::from)?;
             ctx.gpu.clear_trace().map_err(Failure::from)?;
-            let mark = reference::mark();
             ctx.call_explained(&input, &DISPATCH_EXPLAIN, || f(&world, &shape, &rank_tokens, &layouts, &mut per_rank_buffer, &mut recv))?;
-            no_reference(mark, &input)?;
             world.synchronize().map_err(Failure::from)?;
             let trace = ctx.gpu.trace().map_err(Failure::from)?;
             no_host_copies(&trace, "the dispatch", &input)?;
@@ -799,11 +781,9 @@ pub fn combine(
             }
             world.synchronize().map_err(Failure::from)?;
             ctx.gpu.clear_trace().map_err(Failure::from)?;
-            let mark = reference::mark();
             ctx.call_explained(&input, &COMBINE_EXPLAIN, || {
                 f(&world, &shape, &layouts, &recv, &num_recv, &expert_out, &mut combine_buf, &mut outs)
             })?;
-            no_reference(mark, &input)?;
             world.synchronize().map_err(Failure::from)?;
             let trace = ctx.gpu.trace().map_err(Failure::from)?;
             no_host_copies(&trace, "the combine", &input)?;

@@ -6,13 +6,12 @@
 
 use super::ch12::{
     GateVariant, alloc_received, barrier_between, check_received, count_matrix, grade_gate, host_layout, host_slots, launched,
-    no_host_copies, no_reference, upload_layouts, upload_tokens,
+    no_host_copies, upload_layouts, upload_tokens,
 };
 use super::explain::Explain;
 use super::{Failure, grade};
 use crate::ep::{GateConfig, Layout, MoeShape, RankTokens, RdmaBuffers, Received, Routing, Symmetric, Topology, TrafficCount, World};
 use crate::gpu::{DeviceSlice, Gpu, Result};
-use crate::reference;
 
 // ---- ch13-node-limited-gate -----------------------------------------------------------------------
 
@@ -112,11 +111,9 @@ pub fn two_hop(f: impl Fn(&World, &MoeShape, &[RankTokens], &[Layout], &Symmetri
             let mut recv = alloc_received(&world, cap, &shape).map_err(Failure::from)?;
             world.synchronize().map_err(Failure::from)?;
             ctx.gpu.clear_trace().map_err(Failure::from)?;
-            let mark = reference::mark();
             ctx.call_explained(&input, &TWO_HOP_EXPLAIN, || {
                 f(&world, &shape, &rank_tokens, &layouts, &per_rank_buffer, &mut rdma, &mut recv)
             })?;
-            no_reference(mark, &input)?;
             world.synchronize().map_err(Failure::from)?;
             let trace = ctx.gpu.trace().map_err(Failure::from)?;
             no_host_copies(&trace, "the dispatch", &input)?;
@@ -265,9 +262,7 @@ pub fn traffic(f: impl Fn(Topology, usize, usize, &[Vec<i32>], u64) -> TrafficCo
                     if tokens == 1 { "" } else { "s" },
                     if limited && nodes > 1 { format!(", at most {} nodes per token", nodes.div_ceil(2)) } else { String::new() }
                 );
-                let mark = reference::mark();
                 let got = ctx.call(|| Ok(f(topo, experts, k, &idx, bytes)))?;
-                no_reference(mark, &input)?;
                 let want = crate::ep::reference::two_hop_traffic(topo, experts, k, &idx, bytes);
                 if got == want {
                     continue;

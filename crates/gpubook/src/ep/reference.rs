@@ -138,6 +138,10 @@ pub fn dense_moe(x: &[f32], routing: &HostRouting, experts: &Experts) -> Vec<f64
     std::thread::scope(|scope| {
         for (c, chunk) in out.chunks_mut(per * h).enumerate() {
             scope.spawn(move || {
+                // A worker of this reference, not an answer: its calls to `Experts::apply` must not
+                // count against an answer graded meanwhile on another thread (the call that
+                // matters, to dense_moe itself, was recorded above on the caller's thread).
+                crate::reference::grader_thread();
                 for (i, row) in chunk.chunks_mut(h).enumerate() {
                     let t = c * per + i;
                     for (&e, &w) in routing.experts_of(t).iter().zip(routing.weights_of(t)) {

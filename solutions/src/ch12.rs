@@ -89,11 +89,11 @@ pub fn dispatch(
     let (t, h, k, e, r_n) = (shape.tokens as i32, shape.hidden as i32, shape.topk as i32, shape.experts as i32, ranks as i32);
     // SOLUTION
     // Every rank's counts into every rank's matrix...
-    for r in 0..ranks {
+    for (r, layout) in layouts.iter().enumerate() {
         let rank = r as i32;
         let threads = (ranks * ranks).next_multiple_of(32).min(1024) as u32;
         let mut l = world.rank(r).stream().launch_builder(&notify);
-        l.arg(&layouts[r].num_tokens_per_rank).arg(per_rank_buffer.peers(r)).arg(&r_n).arg(&rank);
+        l.arg(&layout.num_tokens_per_rank).arg(per_rank_buffer.peers(r)).arg(&r_n).arg(&rank);
         unsafe { l.launch(LaunchConfig { grid_dim: (1, 1, 1), block_dim: (threads, 1, 1), shared_mem_bytes: 0 }) }?;
     }
     // ...which every rank must have before any computes where its tokens go.

@@ -164,8 +164,8 @@ pub fn run(gpu: &Gpu, cfg: &MoeConfig) -> anyhow::Result<MoeRun> {
     // notify_dispatch: the count matrix, everywhere.
     let counts = Symmetric::<i32>::zeros(&world, r_n * r_n, "per_rank_buffer")?;
     let p = phases.open(&world, "notify_dispatch", (r_n * 4) as u64, false)?;
-    for r in 0..r_n {
-        kernels.notify(world.rank(r).stream(), &layouts[r].num_tokens_per_rank, counts.peers(r), phases.moved(p, r), r_n, r)?;
+    for (r, layout) in layouts.iter().enumerate() {
+        kernels.notify(world.rank(r).stream(), &layout.num_tokens_per_rank, counts.peers(r), phases.moved(p, r), r_n, r)?;
     }
     world.barrier()?;
     // As DeepEP's normal mode does, the host learns how much each rank receives, to size the
@@ -243,11 +243,11 @@ pub fn run(gpu: &Gpu, cfg: &MoeConfig) -> anyhow::Result<MoeRun> {
     }
     let mut outs = Vec::with_capacity(r_n);
     let group = if two_hop { topo.gpus_per_node() } else { 1 };
-    for r in 0..r_n {
+    for (r, layout) in layouts.iter().enumerate() {
         let s = world.rank(r).stream();
         // SAFETY: combine_reduce writes every element.
         let mut out = unsafe { s.alloc::<f32>(t_n * h) }?;
-        kernels.combine_reduce(s, cfg, combine_buf.on_mut(r), &layouts[r].send_pos, &mut out, group)?;
+        kernels.combine_reduce(s, cfg, combine_buf.on_mut(r), &layout.send_pos, &mut out, group)?;
         outs.push(out);
     }
     world.barrier()?;

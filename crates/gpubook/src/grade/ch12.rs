@@ -222,6 +222,7 @@ pub(crate) fn alloc_received(world: &World, cap: usize, shape: &MoeShape) -> Res
 
 /// Compares what arrived on every rank with what should have, and says what the difference
 /// means in this chapter's terms.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn check_received(
     world: &World,
     recv: &Received,
@@ -510,8 +511,14 @@ pub fn gate(f: impl Fn(&Gpu, &DeviceSlice<f32>, &DeviceSlice<f32>, usize, &GateC
         (257, GateConfig::plain(256, 8, 2.5), "V3's 256 experts, top-8"),
         (1000, GateConfig::plain(37, 5, 2.5), "large, 37 experts"),
     ];
-    let variants =
-        [GateVariant::BiasIgnored, GateVariant::BiasedWeights, GateVariant::Softmax, GateVariant::NotNormalised, GateVariant::NoRouteScale];
+    let variants = [
+        GateVariant::BiasIgnored,
+        GateVariant::BiasedWeights,
+        GateVariant::Softmax,
+        GateVariant::SoftmaxWeights,
+        GateVariant::NotNormalised,
+        GateVariant::NoRouteScale,
+    ];
     grade_gate("ch12-gate", &cases, "moe_gate", &variants, f);
 }
 

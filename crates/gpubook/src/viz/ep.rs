@@ -143,9 +143,8 @@ pub fn two_hop_svg(topo: Topology, experts: usize, src: usize, experts_of_token:
             let (tx0, ty0, tx1, ty1) = gpu_box(b, l);
             let (from, to) =
                 if b > a { ((sx1, (sy0 + sy1) / 2), (tx0, (ty0 + ty1) / 2)) } else { ((sx0, (sy0 + sy1) / 2), (tx1, (ty0 + ty1) / 2)) };
-            let bend = (from.0, from.1 - 0);
             let lift = top - 8;
-            let path = vec![bend, (from.0, lift), (to.0, lift), to];
+            let path = vec![from, (from.0, lift), (to.0, lift), to];
             area.draw(&PathElement::new(path, IB.stroke_width(3)))?;
             area.draw(&Circle::new(to, 4, IB.filled()))?;
         }

@@ -6,4 +6,5 @@ mod ch01_ch02;
 mod ch03_ch04;
 mod ch07_ch09;
 mod ch10_ch11;
+mod ch12_ch13;
 mod host_answers;

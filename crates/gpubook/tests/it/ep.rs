@@ -62,6 +62,9 @@ fn the_emulators_devices_cannot_hold_one_world() {
 }
 
 fn run(cfg: MoeConfig) -> moe::MoeRun {
+    // The layer is reference code: run from a plain test thread while another test grades an
+    // answer, its calls would count against that answer.
+    gpubook::reference::grader_thread();
     let gpu = Gpu::new().unwrap();
     moe::run(&gpu, &cfg).unwrap()
 }

@@ -9,11 +9,18 @@
 //! | `{{#run moe-limits nodes=8 gpus=8 experts=256 topk=8 tokens=64 seed=1}}` | traffic per token against the node limit |
 
 use super::markers::Args;
-use super::outputs::{Body, Lab, Output};
 use gpubook::ep::moe::{self, MoeConfig};
 use gpubook::ep::study::{limit_rows, limit_table, sample_routing};
 use gpubook::ep::{LinkModel, Topology};
+use gpubook::gpu::Gpu;
 use gpubook::viz;
+
+/// What a marker made, with its caption; outputs.rs adds where it ran.
+pub enum Made {
+    Svg(viz::Svg),
+    Text(String),
+    Markdown(String),
+}
 
 const LAYER_KEYS: [&str; 9] = ["nodes", "gpus", "tokens", "hidden", "experts", "topk", "limit", "channels", "seed"];
 
@@ -41,24 +48,22 @@ fn command(c: &MoeConfig) -> String {
     )
 }
 
-pub fn moe_timeline(a: &Args, lab: &Lab) -> anyhow::Result<Output> {
+pub fn moe_timeline(a: &Args, gpu: &Gpu) -> anyhow::Result<(Made, String)> {
     let c = layer(a)?;
-    let gpu = lab.gpu()?;
     let run = moe::run(gpu, &c)?;
     let topo = c.topology()?;
     let title = format!("A MoE layer on {topo}: {} tokens per rank", c.tokens);
     let caption = format!("`{}`: each phase between two world barriers, kernels and modelled links", command(&c));
-    Ok(Output { body: Body::Svg(viz::world_timeline_svg(&run.timeline, &title)), caption, ran_on: Some(viz::backend_label(gpu)) })
+    Ok((Made::Svg(viz::world_timeline_svg(&run.timeline, &title)), caption))
 }
 
-pub fn moe_report(a: &Args, lab: &Lab) -> anyhow::Result<Output> {
+pub fn moe_report(a: &Args, gpu: &Gpu) -> anyhow::Result<(Made, String)> {
     let c = layer(a)?;
-    let gpu = lab.gpu()?;
     let run = moe::run(gpu, &c)?;
     // A blank line would end the HTML block the text sits in.
     let text: String =
         format!("{}\n{}", c.describe(), run.report()).lines().filter(|l| !l.trim().is_empty()).map(|l| format!("{l}\n")).collect();
-    Ok(Output { body: Body::Text(text), caption: format!("`{}`", command(&c)), ran_on: Some(viz::backend_label(gpu)) })
+    Ok((Made::Text(text), format!("`{}`", command(&c))))
 }
 
 fn routing_keys(a: &Args) -> anyhow::Result<(Topology, usize, usize, usize, u64)> {
@@ -66,7 +71,7 @@ fn routing_keys(a: &Args) -> anyhow::Result<(Topology, usize, usize, usize, u64)
     Ok((topo, a.get("experts", 32)?, a.get("topk", 6)?, a.get("limit", 2)?, a.get("seed", 1)?))
 }
 
-pub fn routing_figure(a: &Args) -> anyhow::Result<Output> {
+pub fn routing_figure(a: &Args) -> anyhow::Result<(Made, String)> {
     a.only(1, &["nodes", "gpus", "experts", "topk", "limit", "tokens", "seed"])?;
     let (topo, experts, topk, limit, seed) = routing_keys(a)?;
     let tokens = a.get("tokens", 12usize)?;
@@ -83,10 +88,10 @@ pub fn routing_figure(a: &Args) -> anyhow::Result<Output> {
         "DeepSeek-V3's gate on the same random logits of {tokens} tokens, {experts} experts on {} nodes, top-{topk}, computed on the host",
         topo.nodes()
     );
-    Ok(Output { body: Body::Svg(svg), caption, ran_on: None })
+    Ok((Made::Svg(svg), caption))
 }
 
-pub fn two_hop_figure(a: &Args) -> anyhow::Result<Output> {
+pub fn two_hop_figure(a: &Args) -> anyhow::Result<(Made, String)> {
     a.only(1, &["nodes", "gpus", "experts", "topk", "limit", "token", "rank", "seed"])?;
     let (topo, experts, topk, limit, seed) = routing_keys(a)?;
     let (token, rank) = (a.get("token", 0usize)?, a.get("rank", 1usize)?);
@@ -97,10 +102,10 @@ pub fn two_hop_figure(a: &Args) -> anyhow::Result<Output> {
         "Token {token} of rank {rank}, routed by V3's gate (host) to at most {limit} of {} nodes; its IB and NVLink messages",
         topo.nodes()
     );
-    Ok(Output { body: Body::Svg(svg), caption, ran_on: None })
+    Ok((Made::Svg(svg), caption))
 }
 
-pub fn limits_table(a: &Args) -> anyhow::Result<Output> {
+pub fn limits_table(a: &Args) -> anyhow::Result<(Made, String)> {
     a.only(1, &["nodes", "gpus", "experts", "topk", "tokens", "bytes", "seed"])?;
     let topo = Topology::new(a.get("nodes", 8)?, a.get("gpus", 8)?)?;
     let (experts, topk, tokens, bytes, seed) =
@@ -110,5 +115,5 @@ pub fn limits_table(a: &Args) -> anyhow::Result<Output> {
         "V3's gate (host) on {tokens} random tokens per rank, {experts} experts on {topo}, top-{topk}, {bytes}-byte messages; \
          times at NVLink 160 GB/s and IB 50 GB/s per GPU"
     );
-    Ok(Output { body: Body::Markdown(limit_table(&rows, &LinkModel::DEEPSEEK_V3)), caption, ran_on: None })
+    Ok((Made::Markdown(limit_table(&rows, &LinkModel::DEEPSEEK_V3)), caption))
 }

@@ -2,8 +2,8 @@
 //! their arguments in order. Reference code for `moe run`; the chapters' exercises write the same
 //! kernels themselves.
 
+use super::config::MoeConfig;
 use super::gate::GateConfig;
-use super::moe::MoeConfig;
 use super::symmetric::{PeerPtr, Symmetric};
 use super::types::Layout;
 use super::types::{RdmaBuffers as Rdma, Received};

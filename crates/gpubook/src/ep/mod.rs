@@ -14,6 +14,7 @@
 //! # Ok(()) }
 //! ```
 
+mod config;
 mod gate;
 mod kernels;
 mod links;

@@ -14,6 +14,7 @@
 use super::links::{LinkModel, Traffic};
 use super::topology::Topology;
 use crate::gpu::{BackendKind, Gpu, GpuError, Result, Stream};
+use crate::sync::lock;
 use std::sync::{Arc, Mutex};
 
 /// One rank: where it runs and the stream its work goes on.
@@ -144,7 +145,7 @@ impl World {
                 slot.barrier.synchronize()?;
             }
         }
-        let mut log = self.log.lock().unwrap();
+        let mut log = lock(&self.log);
         log.barriers += 1;
         log.traffic.push(Traffic::default());
         Ok(())
@@ -160,7 +161,7 @@ impl World {
 
     /// Barriers so far.
     pub fn barriers(&self) -> usize {
-        self.log.lock().unwrap().barriers
+        lock(&self.log).barriers
     }
 
     /// The epoch now open: the work issued since barrier number `epoch()` (0 before the first).
@@ -178,7 +179,7 @@ impl World {
     /// Adds what the work of `epoch` sent over the links: kernels count their messages on the
     /// device, and the host reads the counts once the work is done, perhaps several epochs later.
     pub fn record_traffic_in(&self, epoch: usize, traffic: &Traffic) {
-        let mut log = self.log.lock().unwrap();
+        let mut log = lock(&self.log);
         if log.traffic.len() <= epoch {
             log.traffic.resize(epoch + 1, Traffic::default());
         }
@@ -187,7 +188,7 @@ impl World {
 
     /// The traffic recorded in each epoch (epoch i ends at barrier i + 1).
     pub fn traffic(&self) -> Vec<Traffic> {
-        self.log.lock().unwrap().traffic.clone()
+        lock(&self.log).traffic.clone()
     }
 
     /// The stream id of the barrier stream on device slot `slot`: its event records mark the

@@ -84,23 +84,24 @@ pub fn limit_rows(
     Ok(rows)
 }
 
-/// [`limit_rows`] as a Markdown table, with the modelled time per token on each link.
+/// [`limit_rows`] as a Markdown table: per token, the nodes and GPUs reached, the bytes on each
+/// link, the ratio of the two links' modelled times (above 1: NVLink is the slower), and the IB
+/// bytes a dispatch without forwarding would send.
 pub fn limit_table(rows: &[LimitRow], links: &LinkModel) -> String {
     let mut t = String::from(
-        "| nodes per token at most | nodes reached | GPUs per node reached | IB KB / token | NVLink KB / token | \
-         IB µs / token | NVLink µs / token | IB KB / token, no forwarding |\n|---|---|---|---|---|---|---|---|\n",
+        "| at most M nodes | nodes | GPUs / node | IB KB | NVLink KB | NVLink ÷ IB time | IB KB, no forwarding |\n\
+         |---|---|---|---|---|---|---|\n",
     );
     for r in rows {
         let limit = r.limit.map(|m| m.to_string()).unwrap_or_else(|| "no limit".into());
-        let (ib_us, nv_us) = (r.ib_bytes_per_token / (links.ib_gb_s * 1e3), r.nvlink_bytes_per_token / (links.nvlink_gb_s * 1e3));
+        let ratio = (r.nvlink_bytes_per_token / links.nvlink_gb_s) / (r.ib_bytes_per_token / links.ib_gb_s).max(f64::MIN_POSITIVE);
         t += &format!(
-            "| {limit} | {:.2} | {:.2} | {:.1} | {:.1} | {:.3} | {:.3} | {:.1} |\n",
+            "| {limit} | {:.2} | {:.2} | {:.1} | {:.1} | {:.2} | {:.1} |\n",
             r.nodes_per_token,
             r.gpus_per_node,
             r.ib_bytes_per_token / 1e3,
             r.nvlink_bytes_per_token / 1e3,
-            ib_us,
-            nv_us,
+            ratio,
             r.direct_ib_bytes_per_token / 1e3
         );
     }

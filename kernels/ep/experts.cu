@@ -7,24 +7,24 @@ extern "C" __global__ void moe_experts(const float* recv_x, const int* recv_topk
     extern __shared__ float smem[];
     float* xs = smem;            // the token's row
     float* act = smem + hidden;  // relu(W1 x)
-    size_t slot = blockIdx.x;
+    long long slot = blockIdx.x;
     for (int h = threadIdx.x; h < hidden; h += blockDim.x) xs[h] = recv_x[slot * hidden + h];
     __syncthreads();
     for (int k = 0; k < topk; ++k) {
         int e = recv_topk_idx[slot * topk + k];
         if (e < 0) continue;  // the same for the whole block
-        const float* a = w1 + (size_t)e * ffn * hidden;
-        const float* b = w2 + (size_t)e * hidden * ffn;
+        const float* a = w1 + (long long)e * ffn * hidden;
+        const float* b = w2 + (long long)e * hidden * ffn;
         for (int f = threadIdx.x; f < ffn; f += blockDim.x) {
             float z = 0.0f;
-            for (int h = 0; h < hidden; ++h) z += a[(size_t)f * hidden + h] * xs[h];
+            for (int h = 0; h < hidden; ++h) z += a[(long long)f * hidden + h] * xs[h];
             act[f] = z > 0.0f ? z : 0.0f;
         }
         __syncthreads();
         float* y = expert_out + (slot * topk + k) * hidden;
         for (int h = threadIdx.x; h < hidden; h += blockDim.x) {
             float z = 0.0f;
-            for (int f = 0; f < ffn; ++f) z += b[(size_t)h * ffn + f] * act[f];
+            for (int f = 0; f < ffn; ++f) z += b[(long long)h * ffn + f] * act[f];
             y[h] = z;
         }
         __syncthreads();  // act is rewritten for the next expert

@@ -17,7 +17,7 @@ extern "C" __global__ void moe_gate(const float* logits, const float* bias, int*
                                     float route_scale) {
     int t = blockIdx.x * blockDim.x + threadIdx.x;
     if (t >= tokens) return;
-    const float* z = logits + (size_t)t * experts;
+    const float* z = logits + (long long)t * experts;
     float biased[GATE_MAX_EXPERTS];
     bool taken[GATE_MAX_EXPERTS];
     for (int e = 0; e < experts; ++e) {
@@ -29,7 +29,7 @@ extern "C" __global__ void moe_gate(const float* logits, const float* bias, int*
         float score[GATE_MAX_GROUPS];
         bool kept[GATE_MAX_GROUPS];
         for (int g = 0; g < groups; ++g) {
-            float first = -INFINITY, second = -INFINITY;
+            float first = -3.0e38f, second = -3.0e38f;  // below any score
             for (int e = g * per_group; e < (g + 1) * per_group; ++e) {
                 float b = biased[e];
                 if (b > first) { second = first; first = b; }

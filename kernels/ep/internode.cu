@@ -29,8 +29,8 @@ extern "C" __global__ void dispatch_rdma(const float* x, const int* topk_idx, co
             int f = b * gpus + local;  // the same-index rank of node b
             if (threadIdx.x == 0) claimed = atomicAdd(&rdma_count[f][node], 1);
             __syncthreads();
-            size_t slot = (size_t)node * tokens + claimed;
-            const float* src = x + (size_t)t * hidden;
+            long long slot = (long long)node * tokens + claimed;
+            const float* src = x + (long long)t * hidden;
             for (int h = threadIdx.x; h < hidden; h += blockDim.x) rdma_x[f][slot * hidden + h] = src[h];
             int* meta = rdma_meta[f] + slot * m_len;
             for (int j = threadIdx.x; j < m_len; j += blockDim.x) {
@@ -57,14 +57,14 @@ extern "C" __global__ void dispatch_forward(const float* rdma_x, const int* rdma
         int s = a * gpus + local, begin, end;  // the sender: rank l of node a
         channel_range(rdma_count[a], &begin, &end);
         for (int i = begin; i < end; ++i) {
-            size_t m = (size_t)a * tokens + i;
+            long long m = (long long)a * tokens + i;
             const int* meta = rdma_meta + m * m_len;
             int t = meta[0];
             for (int g = 0; g < gpus; ++g) {
                 int pos = meta[1 + topk + g];
                 if (pos < 0) continue;
                 int d = node * gpus + g;
-                size_t slot = (size_t)rank_offset(per_rank_buffer, ranks, s, d) + pos;
+                long long slot = (long long)rank_offset(per_rank_buffer, ranks, s, d) + pos;
                 for (int h = threadIdx.x; h < hidden; h += blockDim.x) recv_x[d][slot * hidden + h] = rdma_x[m * hidden + h];
                 for (int k = threadIdx.x; k < topk; k += blockDim.x) {
                     int e = meta[1 + k];
@@ -85,9 +85,9 @@ extern "C" __global__ void dispatch_forward(const float* rdma_x, const int* rdma
 // of combine, on the rank that ran the experts.
 extern "C" __global__ void combine_local(const int* recv_topk_idx, const float* recv_topk_weights,
                                          const float* expert_out, float* partial, int num_recv, int hidden, int topk) {
-    size_t n = (size_t)num_recv * hidden;
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
-        size_t slot = i / hidden;
+    long long n = (long long)num_recv * hidden;
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) {
+        long long slot = i / hidden;
         int h = (int)(i % hidden);
         float z = 0.0f;
         for (int k = 0; k < topk; ++k)
@@ -109,16 +109,16 @@ extern "C" __global__ void combine_forward(const int* rdma_meta, const int* rdma
         int s = a * gpus + local, begin, end;
         channel_range(rdma_count[a], &begin, &end);
         for (int i = begin; i < end; ++i) {
-            const int* meta = rdma_meta + ((size_t)a * tokens + i) * m_len;
+            const int* meta = rdma_meta + ((long long)a * tokens + i) * m_len;
             int t = meta[0];
-            float* dst = combine_buf[s] + ((size_t)t * nodes + node) * hidden;
+            float* dst = combine_buf[s] + ((long long)t * nodes + node) * hidden;
             for (int h = threadIdx.x; h < hidden; h += blockDim.x) {
                 float acc = 0.0f;
                 for (int g = 0; g < gpus; ++g) {
                     int pos = meta[1 + topk + g];
                     if (pos < 0) continue;
                     int d = node * gpus + g;
-                    acc += partial[d][((size_t)rank_offset(per_rank_buffer, ranks, s, d) + pos) * hidden + h];
+                    acc += partial[d][((long long)rank_offset(per_rank_buffer, ranks, s, d) + pos) * hidden + h];
                 }
                 dst[h] = acc;
             }

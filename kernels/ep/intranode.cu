@@ -34,8 +34,8 @@ extern "C" __global__ void dispatch(const float* x, const int* topk_idx, const f
         for (int d = 0; d < ranks; ++d) {
             int pos = send_pos[t * ranks + d];
             if (pos < 0) continue;
-            size_t slot = (size_t)offset[d] + pos;
-            const float* src = x + (size_t)t * hidden;
+            long long slot = (long long)offset[d] + pos;
+            const float* src = x + (long long)t * hidden;
             float* dst = recv_x[d] + slot * hidden;
             for (int h = threadIdx.x; h < hidden; h += blockDim.x) dst[h] = src[h];
             for (int k = threadIdx.x; k < topk; k += blockDim.x) {
@@ -61,12 +61,12 @@ extern "C" __global__ void combine(const int* recv_topk_idx, const float* recv_t
     channel_range(num_recv, &begin, &end);
     for (int i = begin; i < end; ++i) {
         int s = recv_src[i] / tokens, t = recv_src[i] % tokens;
-        float* dst = combine_buf[s] + ((size_t)t * ranks + rank) * hidden;
+        float* dst = combine_buf[s] + ((long long)t * ranks + rank) * hidden;
         for (int h = threadIdx.x; h < hidden; h += blockDim.x) {
             float z = 0.0f;
             for (int k = 0; k < topk; ++k)
                 if (recv_topk_idx[i * topk + k] >= 0)
-                    z += recv_topk_weights[i * topk + k] * expert_out[((size_t)i * topk + k) * hidden + h];
+                    z += recv_topk_weights[i * topk + k] * expert_out[((long long)i * topk + k) * hidden + h];
             dst[h] = z;
         }
         if (threadIdx.x == 0 && s != rank) atomicAdd(&moved[s], 1);
@@ -79,14 +79,14 @@ extern "C" __global__ void combine(const int* recv_topk_idx, const float* recv_t
 extern "C" __global__ void combine_reduce(const float* combine_buf, const int* send_pos, float* out, int tokens,
                                           int hidden, int ranks, int group) {
     int routes = ranks / group;
-    size_t n = (size_t)tokens * hidden;
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+    long long n = (long long)tokens * hidden;
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) {
         int t = (int)(i / hidden), h = (int)(i % hidden);
         float sum = 0.0f;
         for (int j = 0; j < routes; ++j) {
             bool used = false;
             for (int g = 0; g < group; ++g) used = used || send_pos[t * ranks + j * group + g] >= 0;
-            if (used) sum += combine_buf[((size_t)t * routes + j) * hidden + h];
+            if (used) sum += combine_buf[((long long)t * routes + j) * hidden + h];
         }
         out[i] = sum;
     }

@@ -23,8 +23,8 @@ combine(const int* recv_topk_idx, const float* recv_topk_weights,
         for (int k = 0; k < topk; ++k)
             if (recv_topk_idx[i * topk + k] >= 0)
                 z += recv_topk_weights[i * topk + k] *
-                     expert_out[((size_t)i * topk + k) * hidden + h];
-        combine_buf[s][((size_t)t * ranks + rank) * hidden + h] = z;
+                     expert_out[((long long)i * topk + k) * hidden + h];
+        combine_buf[s][((long long)t * ranks + rank) * hidden + h] = z;
     }
     // STUB
     // // TODO: find the token's rank s and index t from recv_src[i]. For each h
@@ -49,7 +49,7 @@ combine_reduce(const float* combine_buf, const int* send_pos, float* out,
     float sum = 0.0f;
     for (int d = 0; d < ranks; ++d)
         if (send_pos[t * ranks + d] >= 0)
-            sum += combine_buf[((size_t)t * ranks + d) * hidden + h];
+            sum += combine_buf[((long long)t * ranks + d) * hidden + h];
     out[i] = sum;
     // STUB
     // // TODO: guard i; t = i / hidden, h = i % hidden; add up the rows of the

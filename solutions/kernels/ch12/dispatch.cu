@@ -50,9 +50,9 @@ dispatch(const float* x, const int* topk_idx, const float* topk_weights,
         if (pos < 0) continue;
         int offset = 0;
         for (int s = 0; s < rank; ++s) offset += per_rank_buffer[s * ranks + d];
-        size_t slot = (size_t)offset + pos;
+        long long slot = (long long)offset + pos;
         for (int h = threadIdx.x; h < hidden; h += blockDim.x)
-            recv_x[d][slot * hidden + h] = x[(size_t)t * hidden + h];
+            recv_x[d][slot * hidden + h] = x[(long long)t * hidden + h];
         for (int k = threadIdx.x; k < topk; k += blockDim.x) {
             int e = topk_idx[t * topk + k];
             bool here = e / per_rank == d;

@@ -17,7 +17,7 @@ moe_gate(const float* logits, const float* bias, int* topk_idx, float* topk_weig
     int t = blockIdx.x * blockDim.x + threadIdx.x;
     // SOLUTION
     if (t >= tokens) return;
-    const float* z = logits + (size_t)t * experts;
+    const float* z = logits + (long long)t * experts;
     float biased[MAX_EXPERTS];
     bool taken[MAX_EXPERTS];
     for (int e = 0; e < experts; ++e) {

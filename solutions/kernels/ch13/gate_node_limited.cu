@@ -18,7 +18,7 @@ moe_gate_node_limited(const float* logits, const float* bias, int* topk_idx,
     int t = blockIdx.x * blockDim.x + threadIdx.x;
     // SOLUTION
     if (t >= tokens) return;
-    const float* z = logits + (size_t)t * experts;
+    const float* z = logits + (long long)t * experts;
     float biased[MAX_EXPERTS];
     bool taken[MAX_EXPERTS];
     for (int e = 0; e < experts; ++e) {
@@ -30,7 +30,7 @@ moe_gate_node_limited(const float* logits, const float* bias, int* topk_idx,
     float score[MAX_GROUPS];
     bool kept[MAX_GROUPS];
     for (int g = 0; g < groups; ++g) {
-        float first = -INFINITY, second = -INFINITY;  // the group's two best
+        float first = -3.0e38f, second = -3.0e38f;  // the group's two best
         for (int e = g * per_group; e < (g + 1) * per_group; ++e) {
             if (biased[e] > first) {
                 second = first;

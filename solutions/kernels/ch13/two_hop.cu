@@ -41,9 +41,9 @@ dispatch_rdma(const float* x, const int* topk_idx, const float* topk_weights,
         int f = b * gpus + local;  // the same-index rank of node b
         if (threadIdx.x == 0) claimed = atomicAdd(&rdma_count[f][node], 1);
         __syncthreads();
-        size_t m = (size_t)node * tokens + claimed;
+        long long m = (long long)node * tokens + claimed;
         for (int h = threadIdx.x; h < hidden; h += blockDim.x)
-            rdma_x[f][m * hidden + h] = x[(size_t)t * hidden + h];
+            rdma_x[f][m * hidden + h] = x[(long long)t * hidden + h];
         for (int j = threadIdx.x; j < m_len; j += blockDim.x) {
             int v;
             if (j == 0) v = t;
@@ -83,7 +83,7 @@ dispatch_forward(const float* rdma_x, const int* rdma_meta,
     int m_len = meta_len(topk, gpus);
     // SOLUTION
     if (i >= rdma_count[a]) return;
-    size_t m = (size_t)a * tokens + i;
+    long long m = (long long)a * tokens + i;
     const int* meta = rdma_meta + m * m_len;
     int s = a * gpus + local, t = meta[0];
     for (int g = 0; g < gpus; ++g) {
@@ -91,7 +91,7 @@ dispatch_forward(const float* rdma_x, const int* rdma_meta,
         if (pos < 0) continue;
         int d = node * gpus + g, offset = 0;
         for (int r = 0; r < s; ++r) offset += per_rank_buffer[r * ranks + d];
-        size_t slot = (size_t)offset + pos;
+        long long slot = (long long)offset + pos;
         for (int h = threadIdx.x; h < hidden; h += blockDim.x)
             recv_x[d][slot * hidden + h] = rdma_x[m * hidden + h];
         for (int k = threadIdx.x; k < topk; k += blockDim.x) {

@@ -105,8 +105,22 @@ pub fn main() -> ExitCode {
     match result {
         Ok(code) => code,
         Err(e) => {
-            anstream::eprintln!("{} {e:#}", style::paint(style::BAD, "error:"));
+            anstream::eprintln!("{} {}", style::paint(style::BAD, "error:"), error_chain(&e));
             ExitCode::FAILURE
         }
     }
+}
+
+/// The error and its causes, each cause only when the message does not already say it (an I/O
+/// error's text is both in the error that wraps it and its source).
+fn error_chain(e: &anyhow::Error) -> String {
+    let mut out = e.to_string();
+    for cause in e.chain().skip(1) {
+        let text = cause.to_string();
+        if !out.contains(&text) {
+            out.push_str(": ");
+            out.push_str(&text);
+        }
+    }
+    out
 }

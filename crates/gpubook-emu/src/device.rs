@@ -12,11 +12,12 @@ use std::time::{Duration, Instant};
 use crate::arena::{Arena, BufferInfo, Notice};
 use crate::compile::{self, Runtime, Toolchain};
 use crate::config::{EmuConfig, Mode};
+use crate::counts::AccessCounts;
 use crate::error::{DiagClass, Diagnostic, EmuError, io_context};
 use crate::signature::{KernelSignature, parse_kernels};
 use crate::source::{self, Rewritten};
 use crate::symbolize;
-use crate::worker::{Failure, Reply, Worker, describe_exit};
+use crate::worker::{Failure, Reply, WireNote, Worker, describe_exit};
 
 /// CUDA C source to load, as `gpubook::gpu` hands it over.
 #[derive(Debug, Clone)]
@@ -26,14 +27,23 @@ pub struct KernelSource {
     pub text: String,
     /// Searched by `#include "..."` after the file's own folder.
     pub include_dirs: Vec<PathBuf>,
+    /// Its `__global__` functions, as `parse_kernels(&text)` reads them (a caller that already
+    /// parsed the text passes its result, so a load reads the text once).
+    pub kernels: Vec<KernelSignature>,
 }
 
 impl KernelSource {
+    /// Source text, parsed for its kernels.
+    pub fn new(path: impl Into<PathBuf>, text: impl Into<String>) -> KernelSource {
+        let text = text.into();
+        KernelSource { path: path.into(), kernels: parse_kernels(&text), text, include_dirs: Vec::new() }
+    }
+
     /// Reads a .cu file from disk.
     pub fn from_file(path: impl Into<PathBuf>) -> Result<KernelSource, EmuError> {
         let path = path.into();
         let text = std::fs::read_to_string(&path).map_err(io_context(format!("reading {}", path.display())))?;
-        Ok(KernelSource { path, text, include_dirs: Vec::new() })
+        Ok(KernelSource::new(path, text))
     }
 }
 
@@ -82,13 +92,15 @@ pub struct LaunchSpec {
 }
 
 /// What a finished launch measured.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LaunchStats {
     /// Time the worker spent running the grid (not compiling, not loading).
     pub wall: Duration,
     /// CUDA threads run: grid size times block size.
     pub threads: u64,
     pub mode: Mode,
+    /// Memory traffic (check mode only; None in fast mode).
+    pub counts: Option<AccessCounts>,
 }
 
 /// Properties of the emulated device. Its launch limits are a GPU's, from `gpubook::gpu`'s table.
@@ -99,8 +111,15 @@ pub struct EmuInfo {
     pub ordinal: usize,
     /// Bytes of emulated device memory (address space; pages cost memory once written).
     pub total_memory: u64,
-    /// Blocks that can run at once: the fast mode's worker threads.
+    /// Streaming multiprocessors the emulated device claims (`GPUBOOK_EMU_SMS`, default 16).
+    /// With the per-SM limits below it decides how many blocks are resident at once, which is
+    /// what a persistent kernel (blocks that wait for each other) may rely on. Fast mode runs
+    /// blocks on `EmuConfig::threads` OS threads, whatever this says.
     pub sm_count: u32,
+    pub max_threads_per_sm: u32,
+    pub max_blocks_per_sm: u32,
+    /// Shared memory of one SM, shared by the blocks resident on it.
+    pub shared_memory_per_sm: u32,
     pub warp_size: u32,
     /// What `__CUDA_ARCH__` claims (8.0).
     pub compute_capability: (u32, u32),
@@ -108,6 +127,23 @@ pub struct EmuInfo {
     pub mode: Mode,
 }
 
+impl EmuInfo {
+    /// Blocks of `threads_per_block` threads using `shared_bytes` of shared memory each that the
+    /// device holds at once: per SM as many as its threads, block slots and shared memory allow.
+    pub fn resident_blocks(&self, threads_per_block: u32, shared_bytes: u32) -> u64 {
+        let warps = threads_per_block.max(1).div_ceil(self.warp_size) * self.warp_size;
+        let mut per_sm = self.max_blocks_per_sm.min(self.max_threads_per_sm / warps);
+        if let Some(by_shared) = self.shared_memory_per_sm.checked_div(shared_bytes) {
+            per_sm = per_sm.min(by_shared);
+        }
+        per_sm.max(1) as u64 * self.sm_count as u64
+    }
+}
+
+/// Per-SM limits of compute capability 8.0 (what `__CUDA_ARCH__` claims).
+const MAX_THREADS_PER_SM: u32 = 2048;
+const MAX_BLOCKS_PER_SM: u32 = 32;
+const SHARED_PER_SM: u32 = 164 << 10;
 /// Time the worker gets after its watchdog fires to describe the hang, before ours fires.
 const WORKER_HANG_REPORT: Duration = Duration::from_secs(2);
 
@@ -143,7 +179,10 @@ impl EmuDevice {
             name: format!("gpubook emulator (CPU, {threads} thread{})", if threads == 1 { "" } else { "s" }),
             ordinal: self.ordinal,
             total_memory: self.arena().bytes(),
-            sm_count: threads as u32,
+            sm_count: self.config.sms,
+            max_threads_per_sm: MAX_THREADS_PER_SM,
+            max_blocks_per_sm: MAX_BLOCKS_PER_SM,
+            shared_memory_per_sm: SHARED_PER_SM,
             warp_size: 32,
             compute_capability: (8, 0),
             mode: self.config.mode,
@@ -198,12 +237,12 @@ impl EmuDevice {
     /// Rewrites and compiles `source` for the configured mode (cached on disk by content), as
     /// NVRTC would compile it at load. The worker loads it at its first launch.
     pub fn load_module(&self, source: &KernelSource) -> Result<Arc<EmuModule>, EmuError> {
-        let rewritten = source::rewrite(&source.path, &source.text)?;
+        let rewritten = source::rewrite(&source.path, &source.text, &source.kernels)?;
         let module = EmuModule {
             id: NEXT_MODULE_ID.fetch_add(1, Ordering::Relaxed),
             path: source.path.clone(),
             include_dirs: source.include_dirs.clone(),
-            kernels: parse_kernels(&source.text),
+            kernels: source.kernels.clone(),
             rewritten,
             builds: Mutex::new(Vec::new()),
         };
@@ -232,12 +271,13 @@ impl EmuDevice {
                 wall: reply.ns.map(Duration::from_nanos).unwrap_or_else(|| started.elapsed()),
                 threads: launch.grid.iter().chain(&launch.block).map(|&d| d as u64).product(),
                 mode,
+                counts: reply.counts,
             }),
             Ok(reply) => {
                 let err = self.failure(&reply, module, &so, &rt);
                 // After a crash, a hang or a trap the worker's state is suspect: start afresh.
-                let class = reply.class.as_deref().unwrap_or("");
-                let suspect = matches!(class, "crash" | "stack_overflow" | "hang" | "trap");
+                let suspect =
+                    matches!(reply.kernel_class(), Some(DiagClass::Crash | DiagClass::StackOverflow | DiagClass::Hang | DiagClass::Trap));
                 if suspect || !slot.worker.as_mut().is_some_and(Worker::alive) {
                     self.retire(&mut slot);
                 }
@@ -279,14 +319,14 @@ impl EmuDevice {
         Ok((built.so, rt))
     }
 
-    /// Starts the worker if there is none (telling it every live buffer), else tells it what
-    /// was allocated and freed since the last launch.
+    /// Starts the worker if there is none (telling it the device's shape, every live buffer and
+    /// what the host wrote), else tells it what changed since the last launch.
     fn ready_worker(&self, slot: &mut WorkerSlot, rt: &Runtime) -> Result<(), EmuError> {
         let fresh = slot.worker.is_none();
         let notices: Vec<Notice> = if fresh {
-            let (fd, base, bytes, live) = {
+            let (fd, base, bytes, notices) = {
                 let mut arena = self.arena();
-                (arena.fd(), arena.base(), arena.bytes(), arena.live_buffers())
+                (arena.fd(), arena.base(), arena.bytes(), arena.fresh_worker_notices())
             };
             slot.worker = Some(Worker::spawn(&rt.worker, fd, base, bytes)?);
             slot.loaded.clear();
@@ -294,7 +334,10 @@ impl EmuDevice {
             // (the deadline in `launch`) is the backstop.
             let ms = self.config.watchdog.as_millis().max(1);
             self.command(slot, &format!("TIMEOUT {ms}"), "starting")?;
-            live.into_iter().map(Notice::Alloc).collect()
+            let i = self.info();
+            let device = format!("DEVICE {} {} {} {}", i.sm_count, i.max_threads_per_sm, i.max_blocks_per_sm, i.shared_memory_per_sm);
+            self.command(slot, &device, "starting")?;
+            notices
         } else {
             self.arena().take_notices()
         };
@@ -374,8 +417,8 @@ impl EmuDevice {
         d.class = DiagClass::Hang;
         d.notes.push(
             "look for a loop whose condition never changes for some thread, or a thread waiting \
-             for a flag that another block should set (blocks may run in any order, and one \
-             after another here)"
+             for a value that nothing writes (blocks run together only as many as the device \
+             holds at once)"
                 .into(),
         );
         EmuError::Kernel(d)
@@ -384,7 +427,7 @@ impl EmuDevice {
     /// A failure reply → the learner's diagnostic, with file:line from the pc.
     fn failure(&self, reply: &Reply, module: &EmuModule, so: &Path, rt: &Runtime) -> EmuError {
         let message = reply.message.clone().unwrap_or_else(|| "the launch failed".into());
-        let Some(class) = reply.class.as_deref().and_then(DiagClass::from_wire) else {
+        let Some(class) = reply.kernel_class() else {
             return EmuError::Worker(message);
         };
         let so = reply.so.as_deref().filter(|s| !s.is_empty()).map(Path::new).unwrap_or(so);
@@ -406,27 +449,23 @@ impl EmuDevice {
         EmuError::Kernel(d)
     }
 
-    /// One entry of `more`: a string, or `{"what"|"message", "pc", "block", "thread"}`.
-    fn note(&self, v: &serde_json::Value, so: &Path, rt: &Runtime, source: &Path) -> String {
-        if let Some(s) = v.as_str() {
-            return s.to_string();
-        }
-        let text = v.get("what").or_else(|| v.get("message")).and_then(|m| m.as_str()).unwrap_or("");
-        let coords = |key: &str| -> Option<String> {
-            let a = v.get(key)?.as_array()?;
-            let n: Vec<String> = a.iter().map(|x| x.as_u64().unwrap_or(0).to_string()).collect();
-            Some(format!("({})", n.join(",")))
+    /// One entry of `more` as a sentence: who, what, and where.
+    fn note(&self, note: &WireNote, so: &Path, rt: &Runtime, source: &Path) -> String {
+        let (text, note_so, pc, block, thread) = match note {
+            WireNote::Text(s) => return s.clone(),
+            WireNote::Place { what, so, pc, block, thread } => (what, so, pc, block, thread),
         };
+        let xyz = |v: [u32; 3]| format!("({},{},{})", v[0], v[1], v[2]);
         let mut out = String::new();
-        if let (Some(t), Some(b)) = (coords("thread"), coords("block")) {
-            let who = format!("thread {t} of block {b}");
+        if let (Some(t), Some(b)) = (thread, block) {
+            let who = format!("thread {} of block {}", xyz(*t), xyz(*b));
             if !text.contains(&who) {
                 out.push_str(&format!("{who}: "));
             }
         }
         out.push_str(text);
-        let note_so = v.get("so").and_then(|s| s.as_str()).filter(|s| !s.is_empty()).map(Path::new).unwrap_or(so);
-        if let Some(pc) = v.get("pc").and_then(|p| p.as_u64()).filter(|&pc| pc != 0)
+        let note_so = note_so.as_deref().filter(|s| !s.is_empty()).map(Path::new).unwrap_or(so);
+        if let Some(pc) = pc.filter(|&pc| pc != 0)
             && let Some(l) = symbolize::locate(note_so, &[pc], &rt.dir, source)
         {
             out.push_str(&format!(", at {}:{}", l.file.display(), l.line));

@@ -49,7 +49,8 @@ pub(crate) trait Backend: Send + Sync {
     fn memset(&self, stream: StreamId, dst: u64, byte: u8, bytes: usize) -> Result<()>;
 
     fn load_module(&self, source: &KernelSource) -> Result<Arc<dyn BackendModule>>;
-    fn launch(&self, stream: StreamId, launch: &LaunchRequest<'_>) -> Result<()>;
+    /// Runs a kernel; the emulator's check mode also says what it did to memory.
+    fn launch(&self, stream: StreamId, launch: &LaunchRequest<'_>) -> Result<Option<gpubook_emu::AccessCounts>>;
 
     /// Records a new event at the current end of `stream`.
     fn record_event(&self, stream: StreamId) -> Result<EventId>;

@@ -208,6 +208,19 @@ impl GpuInner {
         auto: bool,
         op: impl FnOnce(&dyn Backend) -> Result<()>,
     ) -> Result<EventId> {
+        self.run_op_recording(stream, what, accesses, auto, |b| op(b).map(|()| kind))
+    }
+
+    /// `run_op_with` for an operation whose trace record depends on how it went (a launch's
+    /// access counts): `op` returns the record.
+    pub(crate) fn run_op_recording(
+        &self,
+        stream: StreamId,
+        what: &str,
+        accesses: &[Access],
+        auto: bool,
+        op: impl FnOnce(&dyn Backend) -> Result<OpKind>,
+    ) -> Result<EventId> {
         let b = self.backend.as_ref();
         let device = b.info().ordinal;
         let mut st = lock(&self.state);
@@ -218,10 +231,13 @@ impl GpuInner {
             st.push(device, stream, OpKind::WaitEvent { automatic: true }, Stamp::Known(now, now));
         }
         let start = b.record_event(stream)?;
-        if let Err(e) = op(b) {
-            b.destroy_event(start);
-            return Err(e);
-        }
+        let kind = match op(b) {
+            Ok(kind) => kind,
+            Err(e) => {
+                b.destroy_event(start);
+                return Err(e);
+            }
+        };
         let end = b.record_event(stream)?;
         st.order.after(stream, what, accesses, end);
         st.push(device, stream, kind, Stamp::Events(start, end));

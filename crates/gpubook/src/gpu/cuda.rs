@@ -272,14 +272,15 @@ impl Backend for CudaBackend {
         Ok(Arc::new(CudaKernels { module, file: source.path.clone(), names: source.kernel_names() }))
     }
 
-    fn launch(&self, stream: StreamId, l: &LaunchRequest<'_>) -> Result<()> {
+    fn launch(&self, stream: StreamId, l: &LaunchRequest<'_>) -> Result<Option<gpubook_emu::AccessCounts>> {
         let s = self.stream(stream)?;
         let f = l.function.as_any().downcast_ref::<CudaFunction>().expect("a CUDA function on the CUDA backend");
         // cuLaunchKernel reads each parameter through a pointer to its bytes.
         let mut params: Vec<*mut c_void> = l.args.iter().map(|a| a.as_ptr() as *mut c_void).collect();
         let g = (l.grid[0], l.grid[1], l.grid[2]);
         let b = (l.block[0], l.block[1], l.block[2]);
-        drv("cuLaunchKernel", unsafe { result::launch_kernel(f.cu_function(), g, b, l.shared_mem_bytes, s.cu_stream(), &mut params) })
+        drv("cuLaunchKernel", unsafe { result::launch_kernel(f.cu_function(), g, b, l.shared_mem_bytes, s.cu_stream(), &mut params) })?;
+        Ok(None) // a GPU counts nothing for us
     }
 
     fn record_event(&self, stream: StreamId) -> Result<EventId> {

@@ -249,22 +249,23 @@ impl Backend for EmuBackend {
             path: super::module::display_path(&source.path).into(),
             text: source.text.clone(),
             include_dirs: source.include_dirs.clone(),
+            kernels: source.signatures.clone(), // parsed once, by Source::read
         };
         let module = self.dev.load_module(&src).map_err(emu_error)?;
         Ok(Arc::new(EmuKernels(module)))
     }
 
-    fn launch(&self, stream: StreamId, l: &LaunchRequest<'_>) -> Result<()> {
+    fn launch(&self, stream: StreamId, l: &LaunchRequest<'_>) -> Result<Option<gpubook_emu::AccessCounts>> {
         let f = l.function.as_any().downcast_ref::<EmuFunction>().expect("an emulator function on the emulator");
         let spec = LaunchSpec { grid: l.grid, block: l.block, shared_mem_bytes: l.shared_mem_bytes, mode: None };
-        self.dev.launch(&f.module, &f.name, &spec, l.args).map_err(emu_error)?;
+        let stats = self.dev.launch(&f.module, &f.name, &spec, l.args).map_err(emu_error)?;
         // Every byte the pointer arguments span, read once and written once: a kernel that
         // streams through its buffers, which is what the early chapters' kernels do. Bytes in
         // mapped host memory cross the bus instead.
         let device_bytes = l.bytes_touched.saturating_sub(l.mapped_bytes) as f64;
         let us = model::LAUNCH_US + 2.0 * device_bytes / model::DRAM + l.mapped_bytes as f64 / model::PCIE_PINNED;
         self.tl().run(stream, Engine::Compute, us, false);
-        Ok(())
+        Ok(stats.counts)
     }
 
     fn record_event(&self, stream: StreamId) -> Result<EventId> {

@@ -14,7 +14,7 @@ use super::memory::{DevicePtr, DeviceSlice, DeviceView, DeviceViewMut, RawRef};
 use super::repr::{DeviceRepr, as_bytes, c_size, is_known_c_type, rust_type_for};
 use super::stream::{Stream, access};
 use super::strided::{StridedView, StridedViewMut};
-use super::trace::OpKind;
+use super::trace::{AccessCounts, OpKind};
 use gpubook_emu::Param;
 use std::sync::Arc;
 
@@ -136,6 +136,7 @@ impl<'a> LaunchArgs<'a> {
         }
         let mut accesses = Vec::new();
         let mut buffers = Vec::new();
+        let mut allocations = Vec::new(); // (device address of the allocation, its id)
         let mut bytes_touched = 0u64;
         let mut mapped_bytes = 0u64;
         for (i, a) in self.args.iter().enumerate() {
@@ -159,6 +160,7 @@ impl<'a> LaunchArgs<'a> {
                 let write = *mutable || !param_const;
                 accesses.push(access(raw, write));
                 buffers.push((raw.buffer, write));
+                allocations.push((raw.addr - raw.offset as u64, raw.buffer));
                 bytes_touched += raw.bytes as u64;
                 if raw.mapped {
                     mapped_bytes += raw.bytes as u64;
@@ -175,15 +177,20 @@ impl<'a> LaunchArgs<'a> {
             bytes_touched,
             mapped_bytes,
         };
-        let kind = OpKind::Launch {
-            kernel: name.clone(),
-            grid: request.grid,
-            block: request.block,
-            shared_mem_bytes: cfg.shared_mem_bytes,
-            buffers,
-        };
         let stream_id = self.stream.id();
-        gpu.inner.run_op(stream_id, kind, &name, &accesses, |b| b.launch(stream_id, &request))?;
+        let auto = gpu.inner.auto_sync.load(std::sync::atomic::Ordering::SeqCst);
+        gpu.inner.run_op_recording(stream_id, &name, &accesses, auto, |b| {
+            let counts = b.launch(stream_id, &request)?;
+            let id_of = |addr: u64| allocations.iter().find(|(a, _)| *a == addr).map(|(_, id)| *id);
+            Ok(OpKind::Launch {
+                kernel: name.clone(),
+                grid: request.grid,
+                block: request.block,
+                shared_mem_bytes: cfg.shared_mem_bytes,
+                buffers,
+                counts: counts.map(|c| Box::new(AccessCounts::from_emulator(c, id_of))),
+            })
+        })?;
         Ok(())
     }
 }

@@ -85,7 +85,10 @@ pub use repr::{DeviceRepr, vector};
 pub use select::{BACKEND_VAR, BackendChoice, requested_backend, resolve_backend};
 pub use stream::Stream;
 pub use strided::{StridedView, StridedViewMut};
-pub use trace::{CopyDir, OpKind, Trace, TraceOp, Writer, digest};
+pub use trace::{
+    AccessCounts, BufferAccesses, CopyDir, GlobalAccesses, GlobalRequests, OpKind, SharedAccesses, SharedRequests, ThreadAccesses, Trace,
+    TraceOp, Writer, digest,
+};
 
 /// Probes for what `gpubook doctor` reports, without creating a device.
 pub mod probe {

@@ -97,8 +97,12 @@ impl Stream {
         let d = self.own(dst.raw())?;
         same_len("memcpy_htod", len, dst.len())?;
         let bytes = d.bytes;
+        // Only a synchronous (pageable) copy is digested: hashing a pinned chunk before issuing its
+        // asynchronous copy would hold the host up and stop the very overlap the chapters measure
+        // (the H200 showed it).
         // SAFETY: the host slice holds `len` elements, `bytes` bytes, valid while `src` is borrowed.
-        let digest = self.digests_on().then(|| trace::digest(unsafe { std::slice::from_raw_parts(ptr as *const u8, bytes) }));
+        let digest = (self.digests_on() && mem == HostMem::Pageable)
+            .then(|| trace::digest(unsafe { std::slice::from_raw_parts(ptr as *const u8, bytes) }));
         let kind = OpKind::Copy { dir: CopyDir::HostToDevice, bytes, pinned: host_mem_pinned(mem), src: None, dst: Some(d.buffer), digest };
         let access = [access(&d, true)];
         self.gpu

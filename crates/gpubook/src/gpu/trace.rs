@@ -32,7 +32,8 @@ pub enum OpKind {
         dst: Option<BufferId>,
         /// A digest of the host side's bytes ([`digest`]), when the device records them
         /// (`Gpu::set_content_digests`): what went up, and what came down once a synchronous
-        /// copy finished. `None` for device-to-device copies and asynchronous downloads.
+        /// copy finished. `None` for device-to-device copies and for copies from and to pinned
+        /// memory, which are asynchronous.
         digest: Option<u64>,
     },
     Memset {
@@ -46,6 +47,9 @@ pub enum OpKind {
         block: [u32; 3],
         shared_mem_bytes: u32,
         buffers: Vec<(BufferId, bool)>,
+        /// What the kernel did to memory: the emulator's check mode counts it; None on a GPU
+        /// and in the emulator's fast mode.
+        counts: Option<Box<AccessCounts>>,
     },
     RecordEvent,
     /// `automatic`: inserted by automatic cross-stream synchronisation, not by the program.
@@ -88,6 +92,62 @@ impl OpKind {
     }
 }
 
+pub use gpubook_emu::{GlobalAccesses, GlobalRequests, SharedAccesses, SharedRequests, ThreadAccesses};
+
+/// A launch's memory traffic as the emulator's check mode counts it (crates/gpubook-emu/DESIGN.md,
+/// "Access counts", says how): warp-level requests to global memory with the 32-byte sectors
+/// they touch, shared-memory requests with their bank conflicts, atomics, and per-thread extremes.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct AccessCounts {
+    /// CUDA threads that ran to the end.
+    pub threads: u64,
+    pub global: GlobalAccesses,
+    pub shared: SharedAccesses,
+    /// The most any one thread did of each kind.
+    pub per_thread_max: ThreadAccesses,
+    /// The least any one thread did of each kind.
+    pub per_thread_min: ThreadAccesses,
+    /// Global traffic per device buffer, in the order the kernel first touched them.
+    pub buffers: Vec<BufferAccesses>,
+}
+
+/// The global traffic of one buffer in one launch.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct BufferAccesses {
+    /// The allocation, when it is one this `Gpu` made and passed to the launch.
+    pub buffer: Option<BufferId>,
+    /// Its name in diagnostics (the kernel parameter's, unless the program named it).
+    pub label: String,
+    pub loads: GlobalRequests,
+    pub stores: GlobalRequests,
+    pub atomics: u64,
+}
+
+impl AccessCounts {
+    /// The emulator's counts, with buffers named by id: `id_of` maps an allocation's device
+    /// address to its id.
+    pub(crate) fn from_emulator(c: gpubook_emu::AccessCounts, id_of: impl Fn(u64) -> Option<BufferId>) -> AccessCounts {
+        let buffers = c
+            .buffers
+            .into_iter()
+            .map(|b| BufferAccesses { buffer: id_of(b.addr), label: b.label, loads: b.loads, stores: b.stores, atomics: b.atomics })
+            .collect();
+        AccessCounts {
+            threads: c.threads,
+            global: c.global,
+            shared: c.shared,
+            per_thread_max: c.per_thread_max,
+            per_thread_min: c.per_thread_min,
+            buffers,
+        }
+    }
+
+    /// The entry of one buffer, by the name diagnostics give it.
+    pub fn buffer(&self, label: &str) -> Option<&BufferAccesses> {
+        self.buffers.iter().find(|b| b.label == label)
+    }
+}
+
 /// One operation with its times.
 #[derive(Debug, Clone, Serialize)]
 pub struct TraceOp {
@@ -102,6 +162,22 @@ pub struct TraceOp {
 impl TraceOp {
     pub fn duration_us(&self) -> f64 {
         (self.end_us - self.start_us).max(0.0)
+    }
+
+    /// A launch's access counts (emulator, check mode), else None.
+    pub fn access_counts(&self) -> Option<&AccessCounts> {
+        match &self.kind {
+            OpKind::Launch { counts, .. } => counts.as_deref(),
+            _ => None,
+        }
+    }
+
+    /// The kernel of a launch.
+    pub fn kernel(&self) -> Option<&str> {
+        match &self.kind {
+            OpKind::Launch { kernel, .. } => Some(kernel),
+            _ => None,
+        }
     }
 }
 
@@ -298,7 +374,7 @@ mod tests {
     #[test]
     fn overlap_of_copies_and_launches() {
         let copy = OpKind::Copy { dir: CopyDir::HostToDevice, bytes: 4, pinned: true, src: None, dst: Some(1), digest: None };
-        let launch = OpKind::Launch { kernel: "k".into(), grid: [1; 3], block: [1; 3], shared_mem_bytes: 0, buffers: vec![] };
+        let launch = OpKind::Launch { kernel: "k".into(), grid: [1; 3], block: [1; 3], shared_mem_bytes: 0, buffers: vec![], counts: None };
         let t = Trace { ops: vec![op(copy.clone(), 0.0, 10.0), op(launch, 5.0, 20.0), op(copy, 15.0, 30.0)] };
         assert_eq!(t.overlap_us(|o| o.kind.is_copy(), |o| o.kind.is_launch()), 10.0);
         assert_eq!(t.busy_us(|o| o.kind.is_copy()), 25.0);
@@ -308,8 +384,14 @@ mod tests {
     #[test]
     fn the_last_writer_of_a_buffer() {
         let up = OpKind::Copy { dir: CopyDir::HostToDevice, bytes: 4, pinned: false, src: None, dst: Some(1), digest: Some(7) };
-        let launch =
-            OpKind::Launch { kernel: "k".into(), grid: [1; 3], block: [1; 3], shared_mem_bytes: 0, buffers: vec![(1, false), (2, true)] };
+        let launch = OpKind::Launch {
+            kernel: "k".into(),
+            grid: [1; 3],
+            block: [1; 3],
+            shared_mem_bytes: 0,
+            buffers: vec![(1, false), (2, true)],
+            counts: None,
+        };
         let poison = OpKind::Memset { buffer: 2, bytes: 4, value: 0xFF };
         let t = Trace { ops: vec![op(poison, 0.0, 1.0), op(up, 1.0, 2.0), op(launch, 2.0, 3.0)] };
         assert!(matches!(t.last_writer(2, 3), Writer::Launch(_)));

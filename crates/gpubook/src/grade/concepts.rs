@@ -81,3 +81,13 @@ pub fn computed_on_the_device<T: DeviceRepr>(trace: &Trace, name: &str, values: 
     uploads_are_inputs(trace, inputs)?;
     written_by_a_kernel(trace, name, values)
 }
+
+/// The access counts of every launch in `trace`, when the backend counted them (the emulator's
+/// check mode); `None` (after noting the check as skipped) on a GPU.
+pub fn counted_launches<'t>(ctx: &mut super::Ctx, trace: &'t Trace, check: &str) -> Option<Vec<&'t crate::gpu::AccessCounts>> {
+    let counts: Option<Vec<_>> = trace.launches().map(|op| op.access_counts()).collect();
+    if counts.is_none() {
+        ctx.skip_check(format!("{check} (the emulator's access counts; this device does not count accesses)"));
+    }
+    counts
+}

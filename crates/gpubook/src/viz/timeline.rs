@@ -184,7 +184,8 @@ mod tests {
     #[test]
     fn one_row_per_stream_and_untimed_ops_left_out() {
         let copy = OpKind::Copy { dir: CopyDir::HostToDevice, bytes: 4 << 20, pinned: true, src: None, dst: None, digest: None };
-        let launch = OpKind::Launch { kernel: "vector_add".into(), grid: [1; 3], block: [1; 3], shared_mem_bytes: 0, buffers: vec![] };
+        let launch =
+            OpKind::Launch { kernel: "vector_add".into(), grid: [1; 3], block: [1; 3], shared_mem_bytes: 0, buffers: vec![], counts: None };
         let t = Trace { ops: vec![op(1, copy, 0.0, 400.0), op(2, launch, 100.0, 900.0), op(1, OpKind::RecordEvent, 5.0, 5.0)] };
         let svg = timeline_svg(&t, "two streams");
         let s = svg.as_str();

@@ -8,3 +8,4 @@ mod ch07_ch09;
 mod ch10_ch11;
 mod ch12_ch13;
 mod host_answers;
+mod skipped_concepts;

@@ -87,6 +87,11 @@ impl Gpu {
         self.info().ordinal
     }
 
+    /// Whether `other` is a handle to this same device object (clones of one `Gpu` are).
+    pub fn is_same_device(&self, other: &Gpu) -> bool {
+        Arc::ptr_eq(&self.inner, &other.inner)
+    }
+
     /// Waits for all work on every stream (`cudaDeviceSynchronize`).
     pub fn synchronize(&self) -> Result<()> {
         let start = self.inner.backend.host_now_us();

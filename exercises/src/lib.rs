@@ -25,3 +25,7 @@ pub mod ch09;
 pub mod ch10;
 #[cfg(feature = "ch11")]
 pub mod ch11;
+#[cfg(feature = "ch12")]
+pub mod ch12;
+#[cfg(feature = "ch13")]
+pub mod ch13;

@@ -11,6 +11,7 @@
 //! `\{{#include ...}}` does (links removes the backslash afterwards).
 
 mod cache;
+mod ep_outputs;
 mod exercises;
 mod figures;
 mod includes;

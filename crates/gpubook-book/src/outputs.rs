@@ -15,7 +15,9 @@
 //! | `{{#run overlap}}` | `gpubook overlap`'s table: how much communication each plan hides |
 //! | `{{#figure streams ping-pong chunks=8 elems=262144}}` (`serial`, `three-streams`) | a chunked copy/compute/copy job in one of chapter 7-8's designs |
 //! | `{{#run streams-bench chunks=8 elems=262144}}` | `gpubook streams-bench`'s tables: designs against their bound, pinned against pageable |
+//! | `moe-routing`, `two-hop`, `moe-timeline` figures; `moe`, `moe-limits` runs | chapters 12-13, see [`super::ep_outputs`] |
 
+use super::ep_outputs::{self, Made};
 use super::markers::{Args, Marker};
 use anyhow::{Context, anyhow, bail};
 use gpubook::gpu::{Gpu, LaunchConfig, Source};
@@ -60,8 +62,8 @@ impl Lab {
 pub fn needs_device(m: &Marker) -> bool {
     matches!(
         (m.name.as_str(), m.args.positional(0)),
-        ("figure", Some("thread-map" | "bandwidth" | "timeline" | "chunk-pair" | "streams"))
-            | ("run", Some("device" | "trace" | "overlap" | "streams-bench"))
+        ("figure", Some("thread-map" | "bandwidth" | "timeline" | "chunk-pair" | "streams" | "moe-timeline"))
+            | ("run", Some("device" | "trace" | "overlap" | "streams-bench" | "moe"))
     )
 }
 
@@ -85,10 +87,18 @@ pub fn produce(m: &Marker, lab: &Lab) -> anyhow::Result<Output> {
         ("run", "overlap") => overlap_table(a, lab),
         ("figure", "streams") => streams_figure(a, lab),
         ("run", "streams-bench") => streams_bench(a, lab),
+        ("figure", "moe-routing") => computed(ep_outputs::routing_figure(a)?),
+        ("figure", "two-hop") => computed(ep_outputs::two_hop_figure(a)?),
+        ("figure", "moe-timeline") => ran(lab, |gpu| ep_outputs::moe_timeline(a, gpu)),
+        ("run", "moe") => ran(lab, |gpu| ep_outputs::moe_report(a, gpu)),
+        ("run", "moe-limits") => computed(ep_outputs::limits_table(a)?),
         ("figure", _) => {
-            bail!("unknown figure `{kind}` (launch, thread-map, bandwidth, timeline, pipeline, chunk-pair, streams)")
+            bail!(
+                "unknown figure `{kind}` (launch, thread-map, bandwidth, timeline, pipeline, chunk-pair, streams, moe-routing, \
+                 two-hop, moe-timeline)"
+            )
         }
-        _ => bail!("unknown run `{kind}` (device, trace, pipeline, pipeline-compare, overlap, streams-bench)"),
+        _ => bail!("unknown run `{kind}` (device, trace, pipeline, pipeline-compare, overlap, streams-bench, moe, moe-limits)"),
     }
 }
 
@@ -308,4 +318,24 @@ fn streams_bench(a: &Args, lab: &Lab) -> anyhow::Result<Output> {
     let report: String = report.lines().filter(|l| !l.trim().is_empty()).map(|l| format!("{l}\n")).collect();
     let caption = format!("`gpubook streams-bench --chunks {chunks} --chunk-elems {elems}`");
     Ok(Output { body: Body::Text(report), caption, ran_on: Some(viz::backend_label(gpu)) })
+}
+
+/// An expert-parallel output made without a device.
+fn computed((made, caption): (Made, String)) -> anyhow::Result<Output> {
+    Ok(Output { body: body(made), caption, ran_on: None })
+}
+
+/// An expert-parallel output made on the build's device.
+fn ran(lab: &Lab, make: impl FnOnce(&Gpu) -> anyhow::Result<(Made, String)>) -> anyhow::Result<Output> {
+    let gpu = lab.gpu()?;
+    let (made, caption) = make(gpu)?;
+    Ok(Output { body: body(made), caption, ran_on: Some(viz::backend_label(gpu)) })
+}
+
+fn body(made: Made) -> Body {
+    match made {
+        Made::Svg(svg) => Body::Svg(svg),
+        Made::Text(text) => Body::Text(text),
+        Made::Markdown(md) => Body::Markdown(md),
+    }
 }

@@ -14,6 +14,7 @@ mod doctor;
 mod emu_bench;
 mod hint;
 mod list;
+mod moe;
 mod overlap;
 mod pipeline;
 mod reset;
@@ -68,6 +69,9 @@ enum Command {
     Pipeline(pipeline::Args),
     /// One DualPipe chunk pair on two streams: how much communication each order hides.
     Overlap(overlap::Args),
+    /// Expert parallelism (chapters 12-13): `moe route` runs DeepSeek-V3's gate on logits from a file,
+    /// `moe run` a whole MoE layer across ranks, checked against a dense one on the host.
+    Moe(moe::Args),
     /// Maintainers' commands: regenerate the stubs, check the graders' reports.
     #[command(subcommand)]
     Dev(dev::Command),
@@ -93,6 +97,7 @@ pub fn main() -> ExitCode {
         Some(Command::StreamsBench(args)) => streams_bench::run(args),
         Some(Command::Pipeline(args)) => pipeline::run(args),
         Some(Command::Overlap(args)) => overlap::run(args),
+        Some(Command::Moe(args)) => moe::run(args),
         Some(Command::Dev(c)) => dev::run(c),
         Some(Command::Run(args)) => run::run(args),
         Some(Command::Book(args)) => book::run(args),

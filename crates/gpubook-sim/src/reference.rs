@@ -4,9 +4,10 @@
 //! `reference::called("name")`; graders run answers inside [`watch`].
 //!
 //! A call counts against the answer when it is made on the answer's own thread during `watch`, or
-//! on a thread that is no grader's while any answer is being watched (an answer that spawns a
-//! thread to call the reference). Graders' own reference runs, on their threads outside `watch`,
-//! never count, though tests grade in parallel.
+//! on a thread that is no grader's while this answer is the only one being watched (an answer
+//! that spawns a thread to call the reference; the runner grades one exercise at a time, so it
+//! sees those). Graders' own reference runs, on their threads outside `watch`, never count, and
+//! neither does another test's stray thread while tests grade in parallel.
 //!
 //! It lives in this crate, the lowest one that holds reference code; `gpubook::reference`
 //! re-exports it.
@@ -24,7 +25,7 @@ thread_local! {
 
 /// How many answers are being watched now, on any thread.
 static OPEN: AtomicUsize = AtomicUsize::new(0);
-/// Reference calls made by threads that are no grader's while an answer was watched.
+/// Reference calls made by threads that are no grader's while exactly one answer was watched.
 static STRAY: Mutex<Vec<&'static str>> = Mutex::new(Vec::new());
 
 /// Records that reference code `name` ran.
@@ -36,7 +37,7 @@ pub fn called(name: &'static str) {
         }
         None => false,
     });
-    if !watched && !GRADER.with(Cell::get) && OPEN.load(Ordering::SeqCst) > 0 {
+    if !watched && !GRADER.with(Cell::get) && OPEN.load(Ordering::SeqCst) == 1 {
         // A poisoned lock only means another thread panicked while pushing: the list is intact.
         STRAY.lock().unwrap_or_else(|e| e.into_inner()).push(name);
     }

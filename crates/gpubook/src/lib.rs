@@ -9,10 +9,12 @@
 //! - [`catalog`]: `exercises.toml`, the one list of chapters and exercises; [`progress`]: the
 //!   learner's progress record; [`notebook`]: exercises checked from a notebook
 //! - [`labs`]: programs the chapters measure ([`overlap`], [`chunk_pair`])
+//! - [`ep`]: expert parallelism: a world of ranks, symmetric buffers, modelled links (chapters 12-14)
 //! - [`viz`]: the figures (thread maps, bandwidth, stream timelines, pipeline charts)
 //! - [`paths`]: where things are; [`testing`]: tests that need a device; [`sync`]: the lock policy
 
 pub mod catalog;
+pub mod ep;
 pub mod gpu;
 pub mod grade;
 #[cfg(test)]

@@ -3,7 +3,7 @@
 //! ceiling division, in each dimension), x along a row, and for the grid-stride loop exactly the
 //! grid the grader asked for.
 
-use super::concepts::{computed_on_the_device, digest_of};
+use super::concepts::{computed_on_the_device, counted_launches, digest_of};
 use super::explain::Explain;
 use super::words::count;
 use super::{Failure, Rng, Tolerance, check_f32, check_values, grade, sizes};
@@ -172,6 +172,7 @@ pub fn bias_relu(f: impl Fn(&Gpu, &[f32], f32, u32) -> Result<Vec<f32>>) {
             let want: Vec<f64> = x.iter().map(|&v| relu(v as f64 + bias as f64)).collect();
             let Err(failure) = check_f32("x", &got, &want, Tolerance::F32) else {
                 computed_on_the_device(&trace, "x", &got, &[("x", digest_of(&x))]).map_err(|e| e.input(&input))?;
+                every_thread_its_share(ctx, &trace, n, launch.threads().0).map_err(|e| e.input(&input))?;
                 continue;
             };
             let (threads, _) = launch.threads();
@@ -203,6 +204,24 @@ pub fn bias_relu(f: impl Fn(&Gpu, &[f32], f32, u32) -> Result<Vec<f32>>) {
         }
         Ok(())
     });
+}
+
+/// A grid-stride loop spreads the elements over every thread of the grid: none handles more than
+/// its share, ceil(n / threads), where one thread looping over everything handles n.
+fn every_thread_its_share(ctx: &mut super::Ctx, trace: &Trace, n: usize, threads: u64) -> Result<(), Failure> {
+    let Some(counts) = counted_launches(ctx, trace, "that every thread of the grid did its share") else { return Ok(()) };
+    let share = (n as u64).div_ceil(threads.max(1));
+    let most = counts.iter().map(|c| c.per_thread_max.global_loads).max().unwrap_or(0);
+    if most > share + 1 {
+        return Err(Failure::new(format!(
+            "one thread read {} of x where its share is {}: the grid's {} did not share the work",
+            count(most as usize, "element"),
+            share,
+            count(threads as usize, "thread")
+        ))
+        .concept(GRID_STRIDE));
+    }
+    Ok(())
 }
 
 const TWO_D: &str = "a 2-D grid over a row-major matrix: x runs along a row (col = blockIdx.x * blockDim.x + \

@@ -29,3 +29,5 @@ pub mod ch08;
 pub mod ch09;
 pub mod ch10;
 pub mod ch11;
+pub mod ch12;
+pub mod ch13;

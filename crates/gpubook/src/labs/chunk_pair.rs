@@ -255,8 +255,9 @@ impl ChunkPair {
     }
 
     /// What [`ChunkPair::results`] should hold, computed on the CPU (communication moves data
-    /// unchanged; each computation is y = a·x + b).
+    /// unchanged; each computation is y = a·x + b). The grader's reference.
     pub fn expected(tokens: &[f32], grads: &[f32]) -> (Vec<f64>, Vec<f64>) {
+        crate::reference::called("gpubook::chunk_pair::ChunkPair::expected");
         let through = |x: f32, steps: [Step; 4]| {
             steps.iter().filter(|s| !s.is_communication()).fold(x as f64, |v, s| {
                 let (a, b) = s.coefficients();
@@ -394,8 +395,10 @@ impl Plan {
         Plan::ALL.into_iter().find(|p| p.key() == key)
     }
 
-    /// The steps in the order they are issued, each with its stream.
+    /// The steps in the order they are issued, each with its stream. DualPipe's order is what
+    /// chapter 11's last exercise asks for: graders refuse an answer that calls this.
     pub fn order(self) -> [(Step, Lane); 8] {
+        crate::reference::called("gpubook::chunk_pair::Plan::order");
         let lane = |s: Step| if s.is_communication() && self != Plan::OneStream { Lane::Comm } else { Lane::Compute };
         let steps = match self {
             Plan::OneStream | Plan::ChunkByChunk => [AttnF, DispatchF, MlpF, CombineF, CombineB, MlpB, DispatchB, AttnB],
@@ -407,7 +410,10 @@ impl Plan {
 
     /// Issues the pair in this plan's order on `compute` and `comm`. A step that reads what the
     /// other stream wrote waits for it on an event; on its own stream, issue order is enough.
+    /// `Plan::DualPipe.run` answers chapter 11's last exercise: graders refuse an answer that
+    /// calls this.
     pub fn run(self, pair: &mut ChunkPair, compute: &Stream, comm: &Stream) -> Result<()> {
+        crate::reference::called("gpubook::chunk_pair::Plan::run");
         let mut done: Vec<(Step, Lane, Event)> = Vec::new();
         for (step, lane) in self.order() {
             let stream = if lane == Lane::Compute { compute } else { comm };

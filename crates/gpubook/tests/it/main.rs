@@ -7,6 +7,7 @@ mod api;
 mod bug_zoo;
 mod demos_ch04;
 mod demos_ch07_ch09;
+mod ep;
 mod notebook;
 mod viz;
 mod wrong;

@@ -10,17 +10,24 @@
 //! | copy bandwidth against size | [`measure_bandwidth`], or [`bandwidth_from_trace`] of any run | [`bandwidth_svg`] |
 //! | streams over time | [`overlap_demo`], or any [`Gpu::trace`](crate::gpu::Gpu::trace) | [`timeline_svg`] |
 //! | a pipeline-parallel schedule | `gpubook::sim` | [`pipeline_svg`] |
+//! | sectors per warp request against stride | [`labs::counted::sectors_by_stride`](crate::labs::counted::sectors_by_stride) | [`sectors_svg`] |
+//! | occupancy against block size | an SM's limits | [`occupancy_svg`] |
+//! | the roofline | [`labs::roofline::measure`](crate::labs::roofline::measure) | [`roofline_svg`] |
 
 mod bandwidth;
 mod cells;
+mod memory;
 mod pipeline;
+mod roofline;
 mod style;
 mod svg;
 mod thread_map;
 mod timeline;
 
 pub use bandwidth::{BandwidthPoint, bandwidth_from_trace, bandwidth_svg, default_sizes, measure_bandwidth};
+pub use memory::{occupancy_svg, sectors_svg};
 pub use pipeline::pipeline_svg;
+pub use roofline::roofline_svg;
 pub use svg::Svg;
 pub use thread_map::{Owner, Pattern, ThreadMap, thread_map_svg};
 pub use timeline::{overlap_demo, timeline_svg};

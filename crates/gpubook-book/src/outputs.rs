@@ -16,12 +16,18 @@
 //! | `{{#figure streams ping-pong chunks=8 elems=262144}}` (`serial`, `three-streams`) | a chunked copy/compute/copy job in one of chapter 7-8's designs |
 //! | `{{#run streams-bench chunks=8 elems=262144}}` | `gpubook streams-bench`'s tables: designs against their bound, pinned against pageable |
 //! | `moe-routing`, `two-hop`, `moe-timeline` figures; `moe`, `moe-limits` runs | chapters 12-13, see [`super::ep_outputs`] |
+//! | `{{#figure sectors}}` | sectors per warp request against the stride between lanes, counted by the emulator |
+//! | `{{#run bank-conflicts}}` | passes through the banks against a shared tile's padding, counted by the emulator |
+//! | `{{#figure occupancy registers=32,64,128 shared=0}}` | an H200's occupancy against block size, computed from its limits |
+//! | `{{#run perf-bench sections=coalescing,banks}}` | `gpubook perf-bench`'s table (those sections), on the book's device |
+//! | `{{#figure roofline}}`, `{{#run roofline}}` | the roofline and the book's kernels under it, on the book's device |
+//! | `{{#run scan-work}}` | three block scans' barriers and shared-memory accesses, counted by the emulator |
 
 use super::ep_outputs::{self, Made};
 use super::markers::{Args, Marker};
 use anyhow::{Context, anyhow, bail};
 use gpubook::gpu::{Gpu, LaunchConfig, Source};
-use gpubook::labs::chunk_pair;
+use gpubook::labs::{chunk_pair, counted, perf, roofline};
 use gpubook::sim::{Costs, PipelineArgs, ScheduleKind, comparison_table, run_report};
 use gpubook::viz::{self, Pattern, ThreadMap};
 use std::cell::OnceCell;
@@ -62,8 +68,8 @@ impl Lab {
 pub fn needs_device(m: &Marker) -> bool {
     matches!(
         (m.name.as_str(), m.args.positional(0)),
-        ("figure", Some("thread-map" | "bandwidth" | "timeline" | "chunk-pair" | "streams" | "moe-timeline"))
-            | ("run", Some("device" | "trace" | "overlap" | "streams-bench" | "moe"))
+        ("figure", Some("thread-map" | "bandwidth" | "timeline" | "chunk-pair" | "streams" | "moe-timeline" | "roofline"))
+            | ("run", Some("device" | "trace" | "overlap" | "streams-bench" | "moe" | "perf-bench" | "roofline"))
     )
 }
 
@@ -92,13 +98,21 @@ pub fn produce(m: &Marker, lab: &Lab) -> anyhow::Result<Output> {
         ("figure", "moe-timeline") => ran(lab, |gpu| ep_outputs::moe_timeline(a, gpu)),
         ("run", "moe") => ran(lab, |gpu| ep_outputs::moe_report(a, gpu)),
         ("run", "moe-limits") => computed(ep_outputs::limits_table(a)?),
-        ("figure", _) => {
-            bail!(
-                "unknown figure `{kind}` (launch, thread-map, bandwidth, timeline, pipeline, chunk-pair, streams, moe-routing, \
-                 two-hop, moe-timeline)"
-            )
-        }
-        _ => bail!("unknown run `{kind}` (device, trace, pipeline, pipeline-compare, overlap, streams-bench, moe, moe-limits)"),
+        ("figure", "sectors") => sectors(a),
+        ("run", "bank-conflicts") => bank_conflicts(a),
+        ("figure", "occupancy") => occupancy(a),
+        ("run", "perf-bench") => perf_bench(a, lab),
+        ("figure", "roofline") => roofline_figure(a, lab),
+        ("run", "roofline") => roofline_table(a, lab),
+        ("run", "scan-work") => scan_work(a),
+        ("figure", _) => bail!(
+            "unknown figure `{kind}` (launch, thread-map, bandwidth, timeline, pipeline, chunk-pair, streams, moe-routing, \
+             two-hop, moe-timeline, sectors, occupancy, roofline)"
+        ),
+        _ => bail!(
+            "unknown run `{kind}` (device, trace, pipeline, pipeline-compare, overlap, streams-bench, moe, moe-limits, \
+             bank-conflicts, perf-bench, roofline, scan-work)"
+        ),
     }
 }
 
@@ -338,4 +352,101 @@ fn body(made: Made) -> Body {
         Made::Text(text) => Body::Text(text),
         Made::Markdown(md) => Body::Markdown(md),
     }
+}
+
+/// Where the emulator's counts come from, in a caption.
+const COUNTED: &str = "the CPU emulator (counted in check mode)";
+
+/// `{{#figure sectors}}`: `strided_read` at strides 1 to 32, its loads counted.
+fn sectors(a: &Args) -> anyhow::Result<Output> {
+    a.only(1, &[])?;
+    let gpu = counted::counting_emulator()?;
+    let points = counted::sectors_by_stride(&gpu, &[1, 2, 3, 4, 6, 8, 12, 16, 24, 32])?;
+    let svg = viz::sectors_svg(&points, "A warp loads one float a lane, `stride` floats apart");
+    let caption = "32-byte sectors per warp request and the share of their bytes used, against the stride between lanes".into();
+    Ok(Output { body: Body::Svg(svg), caption, ran_on: Some(COUNTED.into()) })
+}
+
+/// `{{#run bank-conflicts}}`: 32 warps read the columns of a 32 × (32 + pad) tile.
+fn bank_conflicts(a: &Args) -> anyhow::Result<Output> {
+    a.only(1, &[])?;
+    let gpu = counted::counting_emulator()?;
+    let rows = counted::passes_by_padding(&gpu, &[0, 1, 2, 4, 8])?;
+    let caption = "Each warp reads one column of the tile (`tile_columns` in kernels/perf/memory.cu)".into();
+    Ok(Output { body: Body::Markdown(counted::passes_table(&rows)), caption, ran_on: Some(COUNTED.into()) })
+}
+
+/// `{{#figure occupancy registers=32,64,128 shared=0}}`: computed from an H200's limits.
+fn occupancy(a: &Args) -> anyhow::Result<Output> {
+    a.only(1, &["registers", "shared"])?;
+    let registers: Vec<u32> = a
+        .get("registers", "32,64,128".to_string())?
+        .split(',')
+        .map(|r| r.trim().parse().context("`registers=` takes numbers, comma-separated"))
+        .collect::<anyhow::Result<_>>()?;
+    let shared: u32 = a.get("shared", 0)?;
+    let title = if shared == 0 {
+        "Occupancy on an H200 SM".to_string()
+    } else {
+        format!("Occupancy on an H200 SM, {shared} bytes of shared memory a block")
+    };
+    let svg = viz::occupancy_svg(&gpubook::gpu::SmLimits::H200, &registers, shared, &title);
+    let caption = "Resident warps as a share of the SM's 64, from the H200's limits (registers, warps, blocks, shared memory)".into();
+    Ok(Output { body: Body::Svg(svg), caption, ran_on: None })
+}
+
+/// `{{#run perf-bench sections=a,b}}`: `gpubook perf-bench`'s table, on the book's device (at the
+/// emulator's default size there).
+fn perf_bench(a: &Args, lab: &Lab) -> anyhow::Result<Output> {
+    a.only(1, &["sections", "elements"])?;
+    let gpu = lab.gpu()?;
+    let mut config = perf::BenchConfig::for_device(gpu);
+    config.elements = a.get("elements", config.elements)?;
+    let run = perf::run(gpu, config)?;
+    let sections = a.get("sections", String::new())?;
+    let shown = if sections.is_empty() { run } else { run.only(&sections.split(',').map(str::trim).collect::<Vec<_>>()) };
+    let report: String = perf::table(&shown).lines().filter(|l| !l.trim().is_empty()).map(|l| format!("{l}\n")).collect();
+    let caption = format!(
+        "`gpubook perf-bench --elements {}`{}",
+        shown.config.elements,
+        if sections.is_empty() { String::new() } else { format!(", the {sections} rows") }
+    );
+    Ok(Output { body: Body::Text(report), caption, ran_on: Some(viz::backend_label(gpu)) })
+}
+
+fn measured_roofline(a: &Args, lab: &Lab) -> anyhow::Result<(roofline::Roofline, String)> {
+    a.only(1, &["elements"])?;
+    let gpu = lab.gpu()?;
+    let mut config = perf::BenchConfig::for_device(gpu);
+    config.elements = a.get("elements", config.elements)?;
+    Ok((roofline::measure(gpu, config)?, viz::backend_label(gpu)))
+}
+
+/// `{{#figure roofline}}`: measured on a GPU; on the emulator, counted bytes under an H200's
+/// datasheet roofs.
+fn roofline_figure(a: &Args, lab: &Lab) -> anyhow::Result<Output> {
+    let (r, label) = measured_roofline(a, lab)?;
+    let svg = viz::roofline_svg(&r, &format!("The roofline, {label}"));
+    let caption = if r.backend == gpubook::gpu::BackendKind::Emulator {
+        "The book's kernels at the intensity of the bytes the emulator counted (no caches), drawn at the most an H200's datasheet roofs allow them: hollow, since nothing was timed".into()
+    } else {
+        format!("The book's kernels timed under the roofs measured in the same run on {label}")
+    };
+    Ok(Output { body: Body::Svg(svg), caption, ran_on: Some(label) })
+}
+
+/// `{{#run roofline}}`: the same as a table.
+fn roofline_table(a: &Args, lab: &Lab) -> anyhow::Result<Output> {
+    let (r, label) = measured_roofline(a, lab)?;
+    let text: String = roofline::table(&r).lines().filter(|l| !l.trim().is_empty()).map(|l| format!("{l}\n")).collect();
+    Ok(Output { body: Body::Text(text), caption: "`gpubook perf-bench`'s roofline table".into(), ran_on: Some(label) })
+}
+
+/// `{{#run scan-work}}`: three block scans of 256 values, counted.
+fn scan_work(a: &Args) -> anyhow::Result<Output> {
+    a.only(1, &[])?;
+    let gpu = counted::counting_emulator()?;
+    let rows = counted::scan_work(&gpu)?;
+    let caption = "One block of 256 threads scanning 256 values, each way (kernels/perf/block_scans.cu and scan.cu)".into();
+    Ok(Output { body: Body::Markdown(counted::scan_work_table(&rows)), caption, ran_on: Some(COUNTED.into()) })
 }

@@ -13,6 +13,7 @@
 
 mod bandwidth;
 mod cells;
+pub mod diagram;
 mod pipeline;
 mod style;
 mod svg;
@@ -21,9 +22,10 @@ mod timeline;
 
 pub use bandwidth::{BandwidthPoint, bandwidth_from_trace, bandwidth_svg, default_sizes, measure_bandwidth};
 pub use pipeline::pipeline_svg;
+pub use style::COLUMN;
 pub use svg::Svg;
 pub use thread_map::{Owner, Pattern, ThreadMap, thread_map_svg};
-pub use timeline::{overlap_demo, timeline_svg};
+pub use timeline::{Bar, BarKind, Labels, Timeline, overlap_demo, timeline_svg};
 
 use crate::gpu::{BackendKind, Gpu};
 

@@ -33,5 +33,8 @@ for line in sys.stdin:
 [ -n "$(ls "$out/tests")" ] || { tail -30 target/gpu-build.log; exit 1; }
 strip "$out"/gpubook "$out"/tests/*
 cp scripts/gpu/run.sh "$out/run.sh"
+# The commit the binaries are built from, for recordings made there (extra-record-book.sh).
+{ git rev-parse --short HEAD 2>/dev/null || echo unknown; } | tr -d '\n' > "$out/COMMIT"
+git diff --quiet 2>/dev/null || printf -- '-dirty' >> "$out/COMMIT"
 cp scripts/gpu/extra-*.sh "$out/" 2>/dev/null || true
 du -sh "$out"

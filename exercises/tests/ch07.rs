@@ -1,6 +1,4 @@
-//! Chapter 7's exercises, graded (the checks live in gpubook's crates/gpubook/src/grade/ch07.rs).
+//! Chapter 7's exercises, graded: one line each, generated from exercises.toml by
+//! `gpubook dev stubs`. The checks live in gpubook's crates/gpubook/src/grade/ch07.rs.
 
-#[test]
-fn three_streams() {
-    gpubook::grade::ch07::three_streams(exercises::ch07::three_streams);
-}
+gpubook::graded!(ch07::three_streams(exercises::ch07::three_streams));

@@ -22,6 +22,20 @@ for t in gpu-bin/tests/*; do
   done
   printf '%-40s %6s %6s %8s\n' "$name" "$passed" "$failed" "$skipped" >> "$out/table.txt"
 done
+# The untouched stubs: each grader must fail and write its report (read from the JSON, not the text).
+if [ -d gpu-bin/stubs ]; then
+  reports=$out/stub-reports; mkdir -p "$reports"
+  for t in gpu-bin/stubs/*; do GPUBOOK_REPORT_DIR=$reports timeout 600 "$t" --test-threads=1 > "$out/stubs-$(basename "$t").log" 2>&1; done
+  python3 - "$reports" <<'PY' | tee "$out/stubs.txt"
+import json, os, sys
+d = sys.argv[1]
+rs = [json.load(open(os.path.join(d, f))) for f in sorted(os.listdir(d)) if f.endswith(".json")]
+failed = [r for r in rs if not r["passed"] and r["report"]]
+passed = [r["id"] for r in rs if r["passed"]]
+print(f"untouched stubs on the GPU: {len(failed)} failed with a report, {len(passed)} passed {passed}")
+PY
+  grep -q ", 0 passed" "$out/stubs.txt" || status=1
+fi
 if [ -z "${QUICK:-}" ]; then # QUICK=1: the tests alone
   ./gpu-bin/gpubook doctor > "$out/doctor.txt" 2>&1
   ./gpu-bin/gpubook bench > "$out/bench.txt" 2>&1

@@ -1,16 +1,26 @@
-//! gpubook's exercises. Each chapter is a module; its kernels live under `kernels/chNN/`.
-//! Edit the functions and kernels marked TODO, then grade them with `cargo test -p exercises`
-//! (or `gpubook check <id>`, `gpubook watch`).
+//! gpubook's exercises, solved: the source of truth from which exercises/ is generated.
+//!
+//! Generated from exercises.toml by `gpubook dev stubs`.
 
-// The learner's stubs leave parameters and imports unused until they are filled in.
-#![allow(unused_variables, unused_mut, unused_imports, unreachable_code, clippy::diverging_sub_expression)]
-
+#[cfg(feature = "ch01")]
 pub mod ch01;
+#[cfg(feature = "ch02")]
 pub mod ch02;
+#[cfg(feature = "ch03")]
 pub mod ch03;
+#[cfg(feature = "ch04")]
 pub mod ch04;
+#[cfg(feature = "ch07")]
 pub mod ch07;
+#[cfg(feature = "ch08")]
 pub mod ch08;
+#[cfg(feature = "ch09")]
 pub mod ch09;
+#[cfg(feature = "ch10")]
 pub mod ch10;
+#[cfg(feature = "ch11")]
 pub mod ch11;
+#[cfg(feature = "ch12")]
+pub mod ch12;
+#[cfg(feature = "ch13")]
+pub mod ch13;

@@ -3,7 +3,7 @@
 //! that could change an output (the figure code, the GPU API, the emulator, the simulator, the
 //! kernels): edit any of them and the next build runs the figures again.
 
-use std::hash::{DefaultHasher, Hash, Hasher};
+use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 
 /// What the outputs depend on besides the marker, relative to the workspace root.
@@ -18,7 +18,7 @@ const SOURCES: &[&str] = &[
 
 pub struct Cache {
     dir: PathBuf,
-    fingerprint: u64,
+    fingerprint: [u8; 32],
     enabled: bool,
 }
 
@@ -30,10 +30,13 @@ impl Cache {
 
     /// The entry name for a marker; `backend` is set for markers that run on a device.
     pub fn key(&self, marker: &str, backend: Option<&str>) -> String {
-        // DefaultHasher is stable within a Rust release: a toolchain upgrade costs one cold build.
-        let mut h = DefaultHasher::new();
-        (self.fingerprint, marker, backend, env!("CARGO_PKG_VERSION")).hash(&mut h);
-        format!("{:016x}", h.finish())
+        let mut h = Sha256::new();
+        h.update(self.fingerprint);
+        for part in [marker, backend.unwrap_or("-"), env!("CARGO_PKG_VERSION")] {
+            field(&mut h, part.as_bytes());
+        }
+        // 128 bits name an entry as surely as 256, in half the file name.
+        h.finalize()[..16].iter().map(|b| format!("{b:02x}")).collect()
     }
 
     pub fn get(&self, key: &str) -> Option<String> {
@@ -51,40 +54,33 @@ impl Cache {
     }
 }
 
-/// A hash of the paths and contents of every file under [`SOURCES`], in a fixed order.
-fn fingerprint(root: &Path) -> u64 {
-    let mut files = Vec::new();
+/// A SHA-256 of the paths and contents of every file under [`SOURCES`], in a fixed order. SHA-256
+/// is the same on every machine and Rust release, so a toolchain upgrade keeps the cache warm
+/// (std's DefaultHasher promises neither).
+fn fingerprint(root: &Path) -> [u8; 32] {
+    let mut h = Sha256::new();
     for s in SOURCES {
-        collect(&root.join(s), &mut files);
-    }
-    files.sort();
-    let mut h = DefaultHasher::new();
-    for f in files {
-        f.strip_prefix(root).unwrap_or(&f).hash(&mut h);
-        std::fs::read(&f).unwrap_or_default().hash(&mut h);
-    }
-    h.finish()
-}
-
-fn collect(path: &Path, out: &mut Vec<PathBuf>) {
-    if path.is_file() {
-        out.push(path.to_path_buf());
-    } else if let Ok(entries) = std::fs::read_dir(path) {
-        for e in entries.flatten() {
-            collect(&e.path(), out);
+        let files = walkdir::WalkDir::new(root.join(s)).sort_by_file_name().into_iter().flatten();
+        for f in files.filter(|e| e.file_type().is_file()) {
+            let rel = f.path().strip_prefix(root).unwrap_or(f.path());
+            field(&mut h, rel.to_string_lossy().as_bytes());
+            field(&mut h, &std::fs::read(f.path()).unwrap_or_default());
         }
     }
+    h.finalize().into()
 }
 
-/// The backend a device figure would run on now, without opening a device.
+/// Feeds one field, its length first, so that no two different lists of fields hash alike.
+fn field(h: &mut Sha256, bytes: &[u8]) {
+    h.update((bytes.len() as u64).to_le_bytes());
+    h.update(bytes);
+}
+
+/// The backend a device figure would run on now, without opening a device: `Gpu::new`'s own
+/// choice. (An unusable `GPUBOOK_BACKEND` keys as the emulator; the figure's run reports it.)
 pub fn backend_now() -> String {
-    use gpubook::gpu::{BackendKind, probe, requested_backend};
-    match requested_backend() {
-        Ok(Some(BackendKind::Cuda)) => "cuda".into(),
-        Ok(Some(BackendKind::Emulator)) => "emu".into(),
-        _ if probe::cuda().is_ok() => "cuda".into(),
-        _ => "emu".into(),
-    }
+    use gpubook::gpu::{BackendKind, resolve_backend};
+    resolve_backend().map_or(BackendKind::Emulator, |choice| choice.kind).to_string()
 }
 
 #[cfg(test)]

@@ -173,6 +173,7 @@ mod tests {
             files: vec!["src/ch03.rs".into(), "kernels/ch03/vector_add.cu".into()],
             test: "ch03".into(),
             function: "vector_add".into(),
+            answers: vec![],
             concepts: vec!["the boundary guard".into()],
             hints: vec!["Use `if (i < n)`.".into(), "Then alloc_zeros::<f32>(n) & `Vec<f32>`.".into()],
         }

@@ -7,6 +7,7 @@ use super::markers::{self, Marker};
 use super::outputs::{self, Body, Lab, Output};
 use super::{recorded, wrap};
 use anyhow::bail;
+use gpubook::sync::lock;
 use mdbook_preprocessor::book::{Book, BookItem};
 use mdbook_preprocessor::{Preprocessor, PreprocessorContext};
 use std::path::{Path, PathBuf};
@@ -51,7 +52,7 @@ impl Figures {
         }
         let key = self.cache.key(&m.text, outputs::needs_device(m).then_some(backend));
         if let Some(html) = self.cache.get(&key) {
-            self.stats.lock().unwrap().cached += 1;
+            lock(&self.stats).cached += 1;
             return Ok(html);
         }
         let started = Instant::now();
@@ -62,7 +63,7 @@ impl Figures {
         };
         let html = html(m, &out, &origin);
         let secs = started.elapsed().as_secs_f64();
-        let mut stats = self.stats.lock().unwrap();
+        let mut stats = lock(&self.stats);
         stats.made += 1;
         stats.making_secs += secs;
         if stats.slowest.as_ref().is_none_or(|(_, s)| secs > *s) {

@@ -13,6 +13,7 @@
 
 mod api;
 mod cache;
+mod ep_outputs;
 mod exercises;
 mod figures;
 mod includes;
@@ -33,6 +34,7 @@ pub use serve::serve;
 
 use anyhow::{Context, bail};
 use gpubook::catalog::Catalog;
+use gpubook::sync::lock;
 use mdbook_driver::MDBook;
 use mdbook_driver::book::BookItem;
 use mdbook_driver::builtin_preprocessors::{IndexPreprocessor, LinkPreprocessor};
@@ -182,7 +184,7 @@ pub fn build(opts: &Options) -> anyhow::Result<Report> {
             .collect();
         bail!("{} broken internal link{}:\n{}", broken.len(), if broken.len() == 1 { "" } else { "s" }, list.join("\n"));
     }
-    let figures = stats.lock().unwrap().clone();
-    let notebooks = nb_stats.lock().unwrap().clone();
+    let figures = lock(&stats).clone();
+    let notebooks = lock(&nb_stats).clone();
     Ok(Report { dest: opts.dest.clone(), pages, figures, notebooks, api, drafts, secs: started.elapsed().as_secs_f64() })
 }

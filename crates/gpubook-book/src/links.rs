@@ -59,14 +59,17 @@ pub fn check(dest: &Path) -> std::io::Result<Vec<Broken>> {
 }
 
 fn collect_html(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
-    for e in std::fs::read_dir(dir)? {
-        let path = e?.path();
-        if path.is_dir() && path.file_name().is_some_and(|n| n == "api") && path.join("gpubook").is_dir() {
+    let mut walk = walkdir::WalkDir::new(dir).into_iter();
+    while let Some(entry) = walk.next() {
+        let entry = entry?;
+        let path = entry.path();
+        // The rustdoc under api/: its links are rustdoc's (the book's links into it are checked).
+        if entry.file_type().is_dir() && path.file_name().is_some_and(|n| n == "api") && path.join("gpubook").is_dir() {
+            walk.skip_current_dir();
             continue;
         }
-        if path.is_dir() {
-            collect_html(&path, out)?;
-        } else if path.extension().is_some_and(|e| e == "html") {
+        if path.extension().is_some_and(|e| e == "html") && path.is_file() {
+            let path = path.to_path_buf();
             out.push(path);
         }
     }

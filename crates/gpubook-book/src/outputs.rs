@@ -15,15 +15,17 @@
 //! | `{{#run overlap}}` | `gpubook overlap`'s table: how much communication each plan hides |
 //! | `{{#figure streams ping-pong chunks=8 elems=262144}}` (`serial`, `three-streams`) | a chunked copy/compute/copy job in one of chapter 7-8's designs |
 //! | `{{#run streams-bench chunks=8 elems=262144}}` | `gpubook streams-bench`'s tables: designs against their bound, pinned against pageable |
+//! | `moe-routing`, `two-hop`, `moe-timeline` figures; `moe`, `moe-limits` runs | chapters 12-13, see [`super::ep_outputs`] |
 //! | `{{#figure diagram NAME}}` | a drawn diagram (tiled matmul walk, reduction tree, banks, ...; see [`gpubook::viz::diagram`]) |
 //!
 //! Any device marker may add `recorded=NAME`: the book then shows the output recorded on a GPU in
 //! `book/recorded/NAME.json` instead of running it ([`super::recorded`]).
 
+use super::ep_outputs::{self, Made};
 use super::markers::{Args, Marker};
 use anyhow::{Context, anyhow, bail};
-use gpubook::chunk_pair;
 use gpubook::gpu::{CopyDir, Gpu, LaunchConfig, Source};
+use gpubook::labs::chunk_pair;
 use gpubook::sim::{Costs, PipelineArgs, ScheduleKind, comparison_table, run_report};
 use gpubook::viz::{self, BandwidthPoint, Pattern, ThreadMap};
 use serde::{Deserialize, Serialize};
@@ -110,8 +112,8 @@ impl Lab {
 pub fn needs_device(m: &Marker) -> bool {
     matches!(
         (m.name.as_str(), m.args.positional(0)),
-        ("figure", Some("thread-map" | "bandwidth" | "timeline" | "chunk-pair" | "streams"))
-            | ("run", Some("device" | "trace" | "overlap" | "streams-bench"))
+        ("figure", Some("thread-map" | "bandwidth" | "timeline" | "chunk-pair" | "streams" | "moe-timeline"))
+            | ("run", Some("device" | "trace" | "overlap" | "streams-bench" | "moe"))
     )
 }
 
@@ -136,10 +138,18 @@ pub fn produce(m: &Marker, lab: &Lab) -> anyhow::Result<Output> {
         ("figure", "streams") => streams_figure(a, lab),
         ("run", "streams-bench") => streams_bench(a, lab),
         ("figure", "diagram") => diagram(a),
+        ("figure", "moe-routing") => computed(ep_outputs::routing_figure(a)?),
+        ("figure", "two-hop") => computed(ep_outputs::two_hop_figure(a)?),
+        ("figure", "moe-timeline") => ran(lab, |gpu| ep_outputs::moe_timeline(a, gpu)),
+        ("run", "moe") => ran(lab, |gpu| ep_outputs::moe_report(a, gpu)),
+        ("run", "moe-limits") => computed(ep_outputs::limits_table(a)?),
         ("figure", _) => {
-            bail!("unknown figure `{kind}` (launch, thread-map, bandwidth, timeline, pipeline, chunk-pair, streams, diagram)")
+            bail!(
+                "unknown figure `{kind}` (launch, thread-map, bandwidth, timeline, pipeline, chunk-pair, streams, diagram, \
+                 moe-routing, two-hop, moe-timeline)"
+            )
         }
-        _ => bail!("unknown run `{kind}` (device, trace, pipeline, pipeline-compare, overlap, streams-bench)"),
+        _ => bail!("unknown run `{kind}` (device, trace, pipeline, pipeline-compare, overlap, streams-bench, moe, moe-limits)"),
     }
 }
 
@@ -393,14 +403,15 @@ fn overlap_table(a: &Args, lab: &Lab) -> anyhow::Result<Output> {
     Ok(Output { body, caption, ran_on: Some(viz::backend_label(gpu)), command: Some(overlap_command(a, "")) })
 }
 
-/// `{{#figure streams DESIGN chunks= elems=}}`: one of chapter 7-8's pipelines (gpubook::overlap).
+/// `{{#figure streams DESIGN chunks= elems=}}`: one of chapter 7-8's pipelines (gpubook::labs::overlap).
 fn streams_figure(a: &Args, lab: &Lab) -> anyhow::Result<Output> {
     a.only(2, &["chunks", "elems"])?;
     let key = a.positional(1).unwrap_or("ping-pong");
-    let design = gpubook::overlap::Design::from_key(key).ok_or_else(|| anyhow!("no design `{key}` (serial, ping-pong, three-streams)"))?;
+    let design =
+        gpubook::labs::overlap::Design::from_key(key).ok_or_else(|| anyhow!("no design `{key}` (serial, ping-pong, three-streams)"))?;
     let (chunks, elems) = (a.get("chunks", 8usize)?, a.get("elems", 1usize << 18)?);
     let gpu = lab.gpu()?;
-    let run = gpubook::overlap::run(gpu, design, chunks, elems)?;
+    let run = gpubook::labs::overlap::run(gpu, design, chunks, elems)?;
     let title = format!("{}: {chunks} chunks of {}", design.name(), human_bytes(elems * 4));
     let caption = format!(
         "Copy in, y = 2x + 0.5, copy out, chunk by chunk: {}; {:.0}% of the copy time overlapped other work",
@@ -421,7 +432,7 @@ fn streams_bench(a: &Args, lab: &Lab) -> anyhow::Result<Output> {
     let (chunks, elems, bw) = (a.get("chunks", 8usize)?, a.get("elems", 1usize << 18)?, a.bytes("bw", 16 << 20)?);
     let reps = a.get("reps", 3usize)?;
     let gpu = lab.gpu()?;
-    let (report, _) = gpubook::overlap::report(gpu, chunks, elems, bw, reps)?;
+    let (report, _) = gpubook::labs::overlap::report(gpu, chunks, elems, bw, reps)?;
     let caption = format!(
         "Three designs of one chunked job, {chunks} chunks of {}, against their bound; then pinned against pageable copies",
         human_bytes(elems * 4)
@@ -436,4 +447,24 @@ fn diagram(a: &Args) -> anyhow::Result<Output> {
     let name = a.positional(1).ok_or_else(|| anyhow!("names no diagram ({})", viz::diagram::NAMES.join(", ")))?;
     let (svg, caption) = viz::diagram::draw(name).ok_or_else(|| anyhow!("no diagram `{name}` ({})", viz::diagram::NAMES.join(", ")))?;
     Ok(Output { body: Body::Svg(svg.0), caption: caption.to_string(), ran_on: None, command: None })
+}
+
+/// An expert-parallel output made without a device.
+fn computed((made, caption): (Made, String)) -> anyhow::Result<Output> {
+    Ok(Output { body: body(made), caption, ran_on: None, command: None })
+}
+
+/// An expert-parallel output made on the build's device.
+fn ran(lab: &Lab, make: impl FnOnce(&Gpu) -> anyhow::Result<(Made, String)>) -> anyhow::Result<Output> {
+    let gpu = lab.gpu()?;
+    let (made, caption) = make(gpu)?;
+    Ok(Output { body: body(made), caption, ran_on: Some(viz::backend_label(gpu)), command: None })
+}
+
+fn body(made: Made) -> Body {
+    match made {
+        Made::Svg(svg) => Body::Svg(svg.0),
+        Made::Text(text) => Body::Text(text),
+        Made::Markdown(md) => Body::Markdown(md),
+    }
 }

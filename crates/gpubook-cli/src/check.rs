@@ -1,8 +1,10 @@
-//! `gpubook check [ID]`: grade one exercise and show the grader's report, or that it passed.
+//! `gpubook check [ID]`: grade one exercise and show the grader's report, or that it passed;
+//! `--all` grades every exercise, one line each.
 
 use super::course::Course;
+use super::list;
 use super::runner::{self, Outcome};
-use super::style::{BOLD, DIM, OK, cmd, paint};
+use super::style::{BAD, BOLD, DIM, OK, cmd, paint};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
@@ -10,10 +12,21 @@ use std::time::{Duration, Instant};
 pub struct Args {
     /// The exercise, e.g. ch03-vector-add or vector-add (default: the first one not passed yet).
     id: Option<String>,
+    /// Grade every exercise of the course, in order (and record what each does now).
+    #[arg(long, conflicts_with = "id")]
+    all: bool,
 }
 
 pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     let mut course = Course::load()?;
+    if a.all {
+        return all(&mut course);
+    }
+    if a.id.is_none() && course.current().is_none() && !course.catalog.exercises.is_empty() {
+        anstream::println!("{}", paint(OK, "Every exercise has passed: nothing to check."));
+        anstream::println!("{} grades one again, {} grades them all.", cmd("gpubook check ID"), cmd("gpubook check --all"));
+        return Ok(ExitCode::SUCCESS);
+    }
     let ex = course.find(a.id.as_deref())?.clone();
     let started = Instant::now();
     let spinner = spinner(format!("checking {}", ex.id));
@@ -36,6 +49,40 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     Ok(ExitCode::FAILURE)
+}
+
+/// Every exercise, one line each, then the course's summary.
+fn all(course: &mut Course) -> anyhow::Result<ExitCode> {
+    let exercises = course.catalog.exercises.clone();
+    let mut failing = 0;
+    for ex in &exercises {
+        let spinner = spinner(format!("checking {}", ex.id));
+        let outcome = runner::grade(&course.root, ex, &mut |step| spinner.set_message(step));
+        spinner.finish_and_clear();
+        let line = match outcome? {
+            Outcome::Passed => paint(OK, format_args!("✓ {}", ex.id)),
+            Outcome::Failed { report, .. } => {
+                failing += 1;
+                let first = report.lines().find(|l| !l.trim().is_empty()).unwrap_or("").trim();
+                paint(BAD, format_args!("✗ {}", first.trim_start_matches("✗ ")))
+            }
+            Outcome::DoesNotCompile(_) => {
+                failing += 1;
+                paint(BAD, format_args!("✗ {} does not compile yet", ex.id))
+            }
+            Outcome::Broken(_) => {
+                failing += 1;
+                paint(BAD, format_args!("✗ {} could not be graded", ex.id))
+            }
+        };
+        anstream::println!("{line}");
+    }
+    course.reload_progress();
+    anstream::println!("\n{}", list::summary(course));
+    if failing > 0 {
+        anstream::println!("{} shows one exercise's whole report.", cmd("gpubook check ID"));
+    }
+    Ok(if failing == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE })
 }
 
 /// A spinner on stderr while cargo and the grader work (indicatif draws nothing when stderr is

@@ -3,14 +3,17 @@
 
 use anyhow::bail;
 use gpubook::catalog::{Catalog, Exercise};
-use gpubook::grade::{Progress, Status};
 use gpubook::paths::root as workspace_root;
+use gpubook::progress::{Progress, Standing};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 pub struct Course {
     pub root: PathBuf,
     pub catalog: Catalog,
     pub progress: Progress,
+    /// Where each exercise stands, its files read once per load.
+    standings: BTreeMap<String, Standing>,
 }
 
 impl Course {
@@ -18,22 +21,29 @@ impl Course {
     pub fn load() -> anyhow::Result<Course> {
         let root = workspace_root();
         let catalog = Catalog::load(&root)?;
-        let progress = Progress::load(&root);
-        Ok(Course { root, catalog, progress })
+        let mut course = Course { root, catalog, progress: Progress::default(), standings: BTreeMap::new() };
+        course.reload_progress();
+        Ok(course)
     }
 
-    /// Graders write the progress file from their own process: read it again after one ran.
+    /// The runner records each grade: read the record (and the files) again after one ran.
     pub fn reload_progress(&mut self) {
         self.progress = Progress::load(&self.root);
+        self.standings = self.catalog.exercises.iter().map(|e| (e.id.clone(), self.progress.standing(&self.root, e))).collect();
     }
 
-    pub fn status(&self, id: &str) -> Status {
-        self.progress.entry(id).status
+    pub fn standing(&self, id: &str) -> Standing {
+        self.standings.get(id).copied().unwrap_or(Standing::NotStarted)
     }
 
-    /// The exercise to work on: the first not passed, in the course's order.
+    /// Passed, and its files unchanged since.
+    pub fn done(&self, id: &str) -> bool {
+        self.standing(id) == Standing::Passed
+    }
+
+    /// The exercise to work on: the first not passed (or changed since it passed), in order.
     pub fn current(&self) -> Option<&Exercise> {
-        self.catalog.exercises.iter().find(|e| self.status(&e.id) != Status::Passed)
+        self.catalog.exercises.iter().find(|e| !self.done(&e.id))
     }
 
     /// Where to go once `id` is done: the next not-passed exercise after it, else the first
@@ -41,7 +51,7 @@ impl Course {
     pub fn after(&self, id: &str) -> Option<&Exercise> {
         let list = &self.catalog.exercises;
         let at = list.iter().position(|e| e.id == id).map_or(0, |i| i + 1);
-        list[at..].iter().chain(&list[..at]).find(|e| e.id != id && self.status(&e.id) != Status::Passed)
+        list[at..].iter().chain(&list[..at]).find(|e| e.id != id && !self.done(&e.id))
     }
 
     /// The exercise after `id` in the course's order, passed or not (`n` in watch).
@@ -92,8 +102,8 @@ impl Course {
 pub(crate) mod tests {
     use super::*;
 
-    /// A course of three exercises in two chapters, with the given statuses.
-    pub(crate) fn course(statuses: &[(&str, Status)]) -> Course {
+    /// A course of three exercises in two chapters, with the given standings.
+    pub(crate) fn course(statuses: &[(&str, Standing)]) -> Course {
         let mut toml = String::from("[[chapter]]\nnumber = 3\ntitle = \"SPMD\"\nfolder = \"ch03\"\n");
         toml.push_str("[[chapter]]\nnumber = 4\ntitle = \"Shared\"\nfolder = \"ch04\"\n");
         for id in ["ch03-vector-add", "ch03-saxpy", "ch04-reduce"] {
@@ -104,11 +114,8 @@ pub(crate) mod tests {
             ));
         }
         let catalog: Catalog = toml::from_str(&toml).unwrap();
-        let mut progress = Progress::default();
-        for (id, status) in statuses {
-            progress.exercises.entry(id.to_string()).or_default().status = *status;
-        }
-        Course { root: PathBuf::from("/nowhere"), catalog, progress }
+        let standings = statuses.iter().map(|(id, s)| (id.to_string(), *s)).collect();
+        Course { root: PathBuf::from("/nowhere"), catalog, progress: Progress::default(), standings }
     }
 
     fn id(e: Option<&Exercise>) -> Option<&str> {
@@ -118,26 +125,26 @@ pub(crate) mod tests {
     #[test]
     fn current_is_the_first_not_passed() {
         assert_eq!(id(course(&[]).current()), Some("ch03-vector-add"));
-        let c = course(&[("ch03-vector-add", Status::Passed), ("ch03-saxpy", Status::Failing)]);
+        let c = course(&[("ch03-vector-add", Standing::Passed), ("ch03-saxpy", Standing::Failing)]);
         assert_eq!(id(c.current()), Some("ch03-saxpy"));
-        let c = course(&[("ch03-vector-add", Status::Passed), ("ch04-reduce", Status::Passed)]);
+        let c = course(&[("ch03-vector-add", Standing::Passed), ("ch04-reduce", Standing::Passed)]);
         assert_eq!(id(c.current()), Some("ch03-saxpy"), "a skipped exercise comes first");
-        let all = [("ch03-vector-add", Status::Passed), ("ch03-saxpy", Status::Passed), ("ch04-reduce", Status::Passed)];
+        let all = [("ch03-vector-add", Standing::Passed), ("ch03-saxpy", Standing::Passed), ("ch04-reduce", Standing::Passed)];
         assert_eq!(id(course(&all).current()), None);
     }
 
     #[test]
     fn after_a_pass_comes_the_next_open_one_then_the_skipped_ones() {
-        let c = course(&[("ch03-saxpy", Status::Passed)]);
+        let c = course(&[("ch03-saxpy", Standing::Passed)]);
         assert_eq!(id(c.after("ch03-vector-add")), Some("ch04-reduce"));
         assert_eq!(id(c.after("ch04-reduce")), Some("ch03-vector-add"), "wraps round to what was skipped");
-        let c = course(&[("ch03-vector-add", Status::Passed), ("ch03-saxpy", Status::Passed)]);
+        let c = course(&[("ch03-vector-add", Standing::Passed), ("ch03-saxpy", Standing::Passed)]);
         assert_eq!(id(c.after("ch04-reduce")), None, "nothing else is open");
     }
 
     #[test]
     fn following_ignores_status_and_stops_at_the_end() {
-        let c = course(&[("ch03-saxpy", Status::Passed)]);
+        let c = course(&[("ch03-saxpy", Standing::Passed)]);
         assert_eq!(id(c.following("ch03-vector-add")), Some("ch03-saxpy"));
         assert_eq!(id(c.following("ch04-reduce")), None);
     }

@@ -1,6 +1,6 @@
 //! `gpubook doctor`: each thing gpubook needs, whether it was found, and how to fix it if not.
 
-use gpubook::gpu::{BACKEND_VAR, Gpu, probe, requested_backend};
+use gpubook::gpu::{BACKEND_VAR, Gpu, probe, resolve_backend};
 use std::process::{Command, ExitCode};
 
 pub fn run() -> anyhow::Result<ExitCode> {
@@ -8,8 +8,10 @@ pub fn run() -> anyhow::Result<ExitCode> {
     let requested = std::env::var(BACKEND_VAR).unwrap_or_default();
     let shown = if requested.is_empty() { "(unset: CUDA if a device answers, else the emulator)" } else { &requested };
     println!("{BACKEND_VAR:<16} {shown}");
-    if let Err(e) = requested_backend() {
-        println!("  ! {e}");
+    // The same decision Gpu::new makes (and the book's figure cache keys on).
+    match resolve_backend() {
+        Ok(choice) => println!("{:<16} {} ({})", "backend", choice.kind, choice.why),
+        Err(e) => println!("  ! {e}"),
     }
 
     match probe::cuda() {

@@ -5,7 +5,7 @@ use super::course::Course;
 use super::style::{BOLD, DIM, WARN, cmd, code_spans, paint};
 use anyhow::Context;
 use gpubook::catalog::Exercise;
-use gpubook::grade::Progress;
+use gpubook::progress::Progress;
 use std::fmt::Write;
 use std::path::Path;
 use std::process::ExitCode;
@@ -20,24 +20,20 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     let course = Course::load()?;
     let ex = course.find(a.id.as_deref())?;
     let again = format!("run `gpubook hint {}` again", ex.id);
-    anstream::print!("{}", reveal(&course.root, ex, &again)?);
+    anstream::print!("{}", reveal(&course.root, ex, course.done(&ex.id), &again)?);
     Ok(ExitCode::SUCCESS)
 }
 
-/// Records one more hint as shown and renders all shown so far; `again` says how to get the next.
-pub fn reveal(root: &Path, ex: &Exercise, again: &str) -> anyhow::Result<String> {
-    let total = ex.hints.len() as u32;
-    let mut new = false;
-    let entry = Progress::update(root, &ex.id, |e| {
-        new = e.hints_shown < total;
-        e.hints_shown = (e.hints_shown + 1).min(total);
-    })
-    .with_context(|| format!("recording the hint in {}", Progress::path(root).display()))?;
-    Ok(render(ex, entry.hints_shown as usize, new, again))
+/// Records one more hint as shown and renders all shown so far; `again` says how to get the next,
+/// `passed` whether the exercise has passed (then its answer needs no --force).
+pub fn reveal(root: &Path, ex: &Exercise, passed: bool, again: &str) -> anyhow::Result<String> {
+    let (entry, new) = Progress::record_hint(root, &ex.id, ex.hints.len() as u32)
+        .with_context(|| format!("recording the hint in {}", Progress::path(root).display()))?;
+    Ok(render(ex, entry.hints_shown as usize, new, passed, again))
 }
 
 /// The first `shown` hints; the last one highlighted when it is `new`.
-fn render(ex: &Exercise, shown: usize, new: bool, again: &str) -> String {
+fn render(ex: &Exercise, shown: usize, new: bool, passed: bool, again: &str) -> String {
     let total = ex.hints.len();
     let mut out = String::new();
     for (i, hint) in ex.hints.iter().take(shown).enumerate() {
@@ -54,7 +50,11 @@ fn render(ex: &Exercise, shown: usize, new: bool, again: &str) -> String {
         if !ex.concepts.is_empty() {
             let _ = writeln!(out, "It is about {}: the chapter explains each.", ex.concepts.join(", "));
         }
-        let _ = writeln!(out, "Still stuck? The answer: {}", cmd(format_args!("gpubook solution {} --force", ex.id)));
+        if passed {
+            let _ = writeln!(out, "It has passed: compare with the book's answer, {}", cmd(format_args!("gpubook solution {}", ex.id)));
+        } else {
+            let _ = writeln!(out, "Still stuck? The answer: {}", cmd(format_args!("gpubook solution {} --force", ex.id)));
+        }
     } else if shown < total {
         let more = total - shown;
         let _ = writeln!(out, "{}", paint(DIM, format_args!("({more} more: {again})")));
@@ -75,11 +75,13 @@ mod tests {
     fn hints_come_one_at_a_time_then_run_out() {
         let c = course(&[]);
         let ex = c.find(Some("saxpy")).unwrap();
-        let first = plain(&render(ex, 1, true, "again"));
+        let first = plain(&render(ex, 1, true, false, "again"));
         assert!(first.contains("hint 1/2: h1") && !first.contains("h2") && first.contains("1 more"), "{first}");
-        let second = plain(&render(ex, 2, true, "again"));
+        let second = plain(&render(ex, 2, true, false, "again"));
         assert!(second.contains("hint 1/2: h1") && second.contains("hint 2/2: h2") && !second.contains("more"), "{second}");
-        let out = plain(&render(ex, 2, false, "again"));
+        let out = plain(&render(ex, 2, false, false, "again"));
         assert!(out.contains("No more hints") && out.contains("gpubook solution ch03-saxpy --force"), "{out}");
+        let passed = plain(&render(ex, 2, false, true, "again"));
+        assert!(passed.contains("gpubook solution ch03-saxpy") && !passed.contains("--force"), "{passed}");
     }
 }

@@ -2,7 +2,7 @@
 
 use super::course::Course;
 use super::style::{BAD, BOLD, DIM, OK, WARN, cmd, paint};
-use gpubook::grade::Status;
+use gpubook::progress::Standing;
 use std::fmt::Write;
 use std::process::ExitCode;
 
@@ -27,13 +27,16 @@ pub fn render(course: &Course, marked: Option<&str>, label: &str) -> String {
         let _ = writeln!(out, "{}", paint(BOLD, heading));
         let width = exercises.iter().map(|e| e.id.len()).max().unwrap_or(0);
         for e in exercises {
-            let mark = match course.status(&e.id) {
-                Status::Passed => paint(OK, "✓"),
-                Status::Failing => paint(BAD, "✗"),
-                Status::NotStarted => paint(DIM, "·"),
+            let standing = course.standing(&e.id);
+            let mark = match standing {
+                Standing::Passed => paint(OK, "✓"),
+                Standing::Stale => paint(WARN, "~"),
+                Standing::Failing => paint(BAD, "✗"),
+                Standing::NotStarted => paint(DIM, "·"),
             };
+            let stale = if standing == Standing::Stale { paint(DIM, " (changed since it passed: check it again)") } else { String::new() };
             let pointer = if marked == Some(e.id.as_str()) { paint(WARN, format_args!("  ← {label}")) } else { String::new() };
-            let _ = writeln!(out, "  {mark} {:<width$}  {}{pointer}", e.id, e.title);
+            let _ = writeln!(out, "  {mark} {:<width$}  {}{stale}{pointer}", e.id, e.title);
         }
     }
     out
@@ -43,13 +46,16 @@ pub fn render(course: &Course, marked: Option<&str>, label: &str) -> String {
 pub fn summary(course: &Course) -> String {
     const WIDTH: usize = 24;
     let total = course.catalog.exercises.len();
-    let count = |s: Status| course.catalog.exercises.iter().filter(|e| course.status(&e.id) == s).count();
-    let (passed, failing) = (count(Status::Passed), count(Status::Failing));
+    let count = |s: Standing| course.catalog.exercises.iter().filter(|e| course.standing(&e.id) == s).count();
+    let (passed, failing, stale) = (count(Standing::Passed), count(Standing::Failing), count(Standing::Stale));
     let filled = (passed * WIDTH).checked_div(total).unwrap_or(0);
     let bar = format!("{}{}", paint(OK, "█".repeat(filled)), paint(DIM, "░".repeat(WIDTH - filled)));
     let mut line = format!("[{bar}] {passed}/{total} passed");
     if failing > 0 {
         let _ = write!(line, ", {failing} failing");
+    }
+    if stale > 0 {
+        let _ = write!(line, ", {stale} changed since passing");
     }
     if total > 0 && passed == total {
         let _ = write!(line, " · {}", paint(OK, "the whole course is done!"));
@@ -84,18 +90,19 @@ mod tests {
 
     #[test]
     fn the_list_marks_each_status_and_the_next_exercise() {
-        let c = course(&[("ch03-vector-add", Status::Passed), ("ch03-saxpy", Status::Failing)]);
+        let c = course(&[("ch03-vector-add", Standing::Passed), ("ch03-saxpy", Standing::Failing), ("ch04-reduce", Standing::Stale)]);
         let text = plain(&format!("{}{}", render(&c, Some("ch03-saxpy"), "next"), summary(&c)));
+        assert!(text.contains("~ ch04-reduce") && text.contains("changed since it passed"), "{text}");
+        assert!(text.contains("1 changed since passing"), "{text}");
         assert!(text.contains("Chapter 3 · SPMD"), "{text}");
         assert!(text.contains("✓ ch03-vector-add"), "{text}");
         assert!(text.contains("✗ ch03-saxpy") && text.contains("ch03-saxpy  ← next"), "{text}");
-        assert!(text.contains("· ch04-reduce"), "{text}");
         assert!(text.contains("1/3 passed, 1 failing"), "{text}");
     }
 
     #[test]
     fn the_bar_fills_with_passes() {
-        let all = [("ch03-vector-add", Status::Passed), ("ch03-saxpy", Status::Passed), ("ch04-reduce", Status::Passed)];
+        let all = [("ch03-vector-add", Standing::Passed), ("ch03-saxpy", Standing::Passed), ("ch04-reduce", Standing::Passed)];
         let text = plain(&summary(&course(&all)));
         assert!(text.starts_with(&format!("[{}]", "█".repeat(24))), "{text}");
         assert!(text.contains("3/3 passed") && text.contains("done"), "{text}");

@@ -9,11 +9,12 @@ mod bench;
 mod book;
 mod check;
 mod course;
+mod dev;
 mod doctor;
 mod emu_bench;
 mod hint;
-mod libtest;
 mod list;
+mod moe;
 mod overlap;
 mod pipeline;
 mod reset;
@@ -49,7 +50,7 @@ enum Command {
     /// Grade one exercise (default: the first not passed yet) and show what the grader found.
     Check(check::Args),
     /// Grade the current exercise on every save; keys: n next, h hint, l list, q quit.
-    Watch,
+    Watch(watch::Args),
     /// One more hint for an exercise each time you ask.
     Hint(hint::Args),
     /// The book's answer to an exercise you have passed (or --force).
@@ -68,8 +69,12 @@ enum Command {
     Pipeline(pipeline::Args),
     /// One DualPipe chunk pair on two streams: how much communication each order hides.
     Overlap(overlap::Args),
-    /// Regenerate exercises/ from solutions/ (maintainers), or --check for drift.
-    Stubs(stubs::Args),
+    /// Expert parallelism (chapters 12-13): `moe route` runs DeepSeek-V3's gate on logits from a file,
+    /// `moe run` a whole MoE layer across ranks, checked against a dense one on the host.
+    Moe(moe::Args),
+    /// Maintainers' commands: regenerate the stubs, check the graders' reports.
+    #[command(subcommand)]
+    Dev(dev::Command),
     /// Launch one kernel with buffers and values given on the command line; print what happened.
     Run(run::Args),
     /// Build the book into target/book (figures run at build time), or --serve it while you edit.
@@ -82,7 +87,7 @@ pub fn main() -> ExitCode {
         None => status::run(),
         Some(Command::List) => list::run(),
         Some(Command::Check(args)) => check::run(args),
-        Some(Command::Watch) => watch::run(),
+        Some(Command::Watch(args)) => watch::run(args),
         Some(Command::Hint(args)) => hint::run(args),
         Some(Command::Solution(args)) => solution::run(args),
         Some(Command::Reset(args)) => reset::run(args),
@@ -92,15 +97,30 @@ pub fn main() -> ExitCode {
         Some(Command::StreamsBench(args)) => streams_bench::run(args),
         Some(Command::Pipeline(args)) => pipeline::run(args),
         Some(Command::Overlap(args)) => overlap::run(args),
-        Some(Command::Stubs(args)) => stubs::run(args),
+        Some(Command::Moe(args)) => moe::run(args),
+        Some(Command::Dev(c)) => dev::run(c),
         Some(Command::Run(args)) => run::run(args),
         Some(Command::Book(args)) => book::run(args),
     };
     match result {
         Ok(code) => code,
         Err(e) => {
-            anstream::eprintln!("{} {e:#}", style::paint(style::BAD, "error:"));
+            anstream::eprintln!("{} {}", style::paint(style::BAD, "error:"), error_chain(&e));
             ExitCode::FAILURE
         }
     }
+}
+
+/// The error and its causes, each cause only when the message does not already say it (an I/O
+/// error's text is both in the error that wraps it and its source).
+fn error_chain(e: &anyhow::Error) -> String {
+    let mut out = e.to_string();
+    for cause in e.chain().skip(1) {
+        let text = cause.to_string();
+        if !out.contains(&text) {
+            out.push_str(": ");
+            out.push_str(&text);
+        }
+    }
+    out
 }

@@ -3,8 +3,8 @@
 //! on the emulator they come from its timeline model.
 
 use anyhow::Context;
-use gpubook::chunk_pair::{self, PairConfig, Plan, is_communication, is_compute};
 use gpubook::gpu::{Gpu, Trace, TraceOp};
+use gpubook::labs::chunk_pair::{self, PairConfig, Plan, is_communication, is_compute};
 use gpubook::viz::backend_label;
 use std::path::PathBuf;
 use std::process::ExitCode;

@@ -4,6 +4,7 @@
 use super::course::Course;
 use super::style::{BOLD, OK, WARN, paint};
 use anyhow::{Context, bail};
+use gpubook::progress::Progress;
 use std::io::{BufRead, Write};
 use std::path::Path;
 use std::process::ExitCode;
@@ -37,11 +38,15 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         }
     }
     for file in &ex.files {
-        let written = gpubook::stubs::write(&course.root, Some(Path::new(file))).with_context(|| format!("restoring exercises/{file}"))?;
+        let written = super::stubs::write(&course.root, Some(&Path::new("exercises").join(file)))
+            .with_context(|| format!("restoring exercises/{file}"))?;
         if written != 1 {
             bail!("there is no stub for exercises/{file}: solutions/{file} is missing");
         }
     }
+    // Its pass no longer stands (other exercises in the same files go stale by their fingerprints).
+    Progress::record_reset(&course.root, &ex.id)
+        .with_context(|| format!("recording the reset in {}", Progress::path(&course.root).display()))?;
     anstream::println!("{} {} is back at its start: {}", paint(OK, "✓"), ex.id, files.join(", "));
     Ok(ExitCode::SUCCESS)
 }

@@ -4,7 +4,6 @@
 use super::course::Course;
 use super::style::{BOLD, DIM, OK, cmd, paint};
 use anyhow::Context;
-use gpubook::grade::Status;
 use std::fmt::Write;
 use std::process::ExitCode;
 
@@ -20,7 +19,7 @@ pub struct Args {
 pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     let course = Course::load()?;
     let ex = course.find(a.id.as_deref())?;
-    if course.status(&ex.id) != Status::Passed && !a.force {
+    if !course.done(&ex.id) && !a.force {
         anstream::println!(
             "{} has not passed yet: working it out is the lesson.\nStuck? {} gives one more hint; {} shows the answer anyway.",
             paint(BOLD, &ex.id),

@@ -6,7 +6,7 @@
 
 use gpubook::emu::{EmuConfig, Mode};
 use gpubook::gpu::{BackendKind, Gpu};
-use gpubook::overlap;
+use gpubook::labs::overlap;
 use std::path::PathBuf;
 use std::process::ExitCode;
 

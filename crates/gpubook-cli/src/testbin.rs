@@ -42,7 +42,8 @@ fn cargo_no_run(root: &Path, test: &str, progress: &mut dyn FnMut(String)) -> an
     progress("checking what needs compiling".into());
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let mut child = Command::new(&cargo)
-        .args(["test", "-p", "exercises", "--test", test, "--no-run", "--quiet"])
+        // Only this chapter's module: another chapter's file that does not compile cannot stop it.
+        .args(["test", "-p", "exercises", "--no-default-features", "--features", test, "--test", test, "--no-run", "--quiet"])
         .arg("--message-format=json-diagnostic-rendered-ansi")
         .current_dir(root)
         .stdin(Stdio::null())
@@ -159,26 +160,14 @@ const NOT_INPUTS: &[&str] =
 /// the tree cannot be read (then cargo decides).
 pub fn newest_input(root: &Path) -> Option<u128> {
     let skip: Vec<PathBuf> = NOT_INPUTS.iter().map(|d| root.join(d)).collect();
+    // A cargo target folder under another name (CARGO_TARGET_DIR) is marked by CACHEDIR.TAG.
+    let skipped =
+        |e: &walkdir::DirEntry| skip.iter().any(|s| s == e.path()) || (e.file_type().is_dir() && e.path().join("CACHEDIR.TAG").exists());
     let mut newest = 0;
-    let mut stack = vec![root.to_path_buf()];
-    while let Some(dir) = stack.pop() {
-        for entry in std::fs::read_dir(&dir).ok()? {
-            let entry = entry.ok()?;
-            let path = entry.path();
-            if skip.contains(&path) {
-                continue;
-            }
-            let meta = entry.metadata().ok()?;
-            if meta.is_dir() {
-                // A cargo target folder under another name (CARGO_TARGET_DIR) is marked by this file.
-                if path.join("CACHEDIR.TAG").exists() {
-                    continue;
-                }
-                stack.push(path);
-            }
-            // Folders count too: their time changes when a file in them is added or removed.
-            newest = newest.max(meta.modified().ok()?.duration_since(UNIX_EPOCH).ok()?.as_nanos());
-        }
+    for entry in walkdir::WalkDir::new(root).min_depth(1).into_iter().filter_entry(|e| !skipped(e)) {
+        let meta = entry.ok()?.metadata().ok()?;
+        // Folders count too: their time changes when a file in them is added or removed.
+        newest = newest.max(meta.modified().ok()?.duration_since(UNIX_EPOCH).ok()?.as_nanos());
     }
     Some(newest)
 }

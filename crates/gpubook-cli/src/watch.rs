@@ -35,13 +35,25 @@ enum Key {
     Quit,
 }
 
-pub fn run() -> anyhow::Result<ExitCode> {
+#[derive(clap::Args)]
+pub struct Args {
+    /// The exercise to start at, e.g. ch03-vector-add or vector-add (default: the first one not passed yet).
+    id: Option<String>,
+}
+
+pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     let mut course = Course::load()?;
     // Event paths come back absolute and resolved; compare them with a root of the same form.
     course.root = course.root.canonicalize().with_context(|| format!("finding {}", course.root.display()))?;
-    let Some(first) = course.current().map(|e| e.id.clone()) else {
-        anstream::print!("{}\n{}\n", list::render(&course, None, ""), list::summary(&course));
-        return Ok(ExitCode::SUCCESS);
+    let first = match a.id.as_deref() {
+        Some(id) => course.find(Some(id))?.id.clone(),
+        None => match course.current() {
+            Some(e) => e.id.clone(),
+            None => {
+                anstream::print!("{}\n{}\n", list::render(&course, None, ""), list::summary(&course));
+                return Ok(ExitCode::SUCCESS);
+            }
+        },
     };
     let (tx, rx) = mpsc::channel();
     let _watcher = watch_exercises(&course.root.join("exercises"), tx.clone())?;
@@ -97,17 +109,27 @@ impl Watching {
         paths.iter().any(|p| ex.files.iter().any(|f| *p == self.course.exercise_file(f)))
     }
 
+    /// Grades the current exercise; after a pass, the next one at once (it may be solved already),
+    /// until one does not pass or none is left.
     fn grade(&mut self) {
+        let mut passes = String::new();
+        while self.grade_one(&mut passes) {}
+    }
+
+    /// Grades the current exercise; true when it passed and the next one should be graded now.
+    fn grade_one(&mut self, passes: &mut String) -> bool {
         let Some(ex) = self.current.as_deref().and_then(|id| self.course.catalog.get(id)).cloned() else {
-            return;
+            return false;
         };
         self.note.clear();
         self.term.status(&format!("checking {}…", ex.id));
         let term = &self.term;
         let outcome = runner::grade(&self.course.root, &ex, &mut |step| term.status(&step));
         self.course.reload_progress();
+        let mut more = false;
         self.body = match outcome {
             Ok(outcome) if outcome.passed() => {
+                passes.push_str(&runner::render(&ex, &outcome));
                 let next = self.course.after(&ex.id);
                 let then = match next {
                     Some(n) => format!(
@@ -118,13 +140,15 @@ impl Watching {
                     ),
                     None => format!("\n{}\n", paint(OK, "That was the last open exercise: the whole course is done!")),
                 };
+                more = next.is_some();
                 self.current = next.map(|n| n.id.clone());
-                format!("{}{then}", runner::render(&ex, &outcome))
+                format!("{passes}{then}")
             }
-            Ok(outcome) => runner::render(&ex, &outcome),
-            Err(e) => format!("error: {e:#}\n"),
+            Ok(outcome) => format!("{passes}{}", runner::render(&ex, &outcome)),
+            Err(e) => format!("{passes}error: {e:#}\n"),
         };
         self.redraw();
+        more
     }
 
     /// `n`: the next exercise in the course's order, passed or not.
@@ -145,7 +169,8 @@ impl Watching {
         let Some(ex) = self.current.as_deref().and_then(|id| self.course.catalog.get(id)) else {
             return;
         };
-        self.note = hint::reveal(&self.course.root, ex, "press h again").unwrap_or_else(|e| format!("error: {e:#}\n"));
+        let passed = self.course.done(&ex.id);
+        self.note = hint::reveal(&self.course.root, ex, passed, "press h again").unwrap_or_else(|e| format!("error: {e:#}\n"));
         self.redraw();
     }
 

@@ -303,10 +303,13 @@ impl Arena {
         std::mem::take(&mut self.pending)
     }
 
-    /// Every live buffer, for a freshly started worker (which also makes pending notices moot).
-    pub fn live_buffers(&mut self) -> Vec<BufferInfo> {
-        self.pending.clear();
-        self.slots.values().map(|s| s.info.clone()).collect()
+    /// What a freshly started worker must hear: every live buffer, then what the host marked as
+    /// never written or wrote since the last launch (so the first launch of a new worker checks
+    /// reads of never-written memory too). Pending allocs and frees are moot.
+    pub fn fresh_worker_notices(&mut self) -> Vec<Notice> {
+        let mut out: Vec<Notice> = self.slots.values().map(|s| Notice::Alloc(s.info.clone())).collect();
+        out.extend(self.pending.drain(..).filter(|n| matches!(n, Notice::Unwritten(..) | Notice::Wrote(..))));
+        out
     }
 }
 
@@ -449,12 +452,18 @@ mod tests {
     }
 
     #[test]
-    fn live_buffers_replace_pending_notices() {
+    fn a_fresh_worker_hears_of_live_buffers_and_what_is_unwritten() {
         let mut a = arena();
+        let gone = a.alloc(8, 1, "gone").unwrap();
+        a.free(gone).unwrap();
         let x = a.alloc(8, 1, "x\ny").unwrap();
-        let live = a.live_buffers();
-        assert_eq!(live[0].addr, x);
-        assert_eq!(live[0].label, "x y");
+        a.fill(x, 0, 4).unwrap();
+        let n = a.fresh_worker_notices();
+        let Notice::Alloc(info) = &n[0] else { panic!("{n:?}") };
+        assert_eq!((info.addr, info.label.as_str()), (x, "x y"));
+        // The frees and allocs before are moot; what was never written (and what the host
+        // wrote since) is not, or the first launch could not report reads of unwritten memory.
+        assert_eq!(n[1..], [Notice::Unwritten(gone, 8), Notice::Unwritten(x, 8), Notice::Wrote(x, 4)]);
         assert!(a.take_notices().is_empty());
     }
 }

@@ -39,30 +39,35 @@ const MODULE_FLAGS: &[&str] = &[
     "-x",
     "c++",
 ];
-/// Check mode: every load and store becomes a call to the runtime's `__asan_*_noabort` hooks.
+/// Check mode: every load and store becomes a call to the runtime's `__tsan_*` hooks
+/// (ThreadSanitizer's instrumentation without its runtime: checks.cpp defines the hooks).
+/// Volatile accesses get hooks of their own (a thread waiting for a flag), and calls are not
+/// instrumented. `-nodefaultlibs` keeps g++ from linking libtsan into the module (undefined
+/// symbols resolve in the worker, which loads the module); `-lgcc` brings back its helpers.
 const CHECK_FLAGS_GCC: &[&str] = &[
     "-O1",
-    "-fsanitize=kernel-address",
+    "-fsanitize=thread",
     "--param",
-    "asan-instrumentation-with-call-threshold=0",
+    "tsan-distinguish-volatile=1",
     "--param",
-    "asan-stack=0",
-    "--param",
-    "asan-globals=0",
+    "tsan-instrument-func-entry-exit=0",
     "-DGPUBOOK_CHECK=1",
 ];
 const CHECK_FLAGS_CLANG: &[&str] = &[
     "-O1",
-    "-fsanitize=kernel-address",
+    "-fsanitize=thread",
     "-mllvm",
-    "-asan-instrumentation-with-call-threshold=0",
+    "-tsan-distinguish-volatile=1",
     "-mllvm",
-    "-asan-stack=0",
-    "-mllvm",
-    "-asan-globals=0",
+    "-tsan-instrument-func-entry-exit=0",
     "-DGPUBOOK_CHECK=1",
 ];
+/// Fast mode keeps every loop (C++ lets a compiler assume a loop without side effects ends,
+/// which would turn a kernel's infinite loop into "ok"): the watchdog then reports it.
 const FAST_FLAGS: &[&str] = &["-O2", "-DGPUBOOK_FAST=1"];
+/// For both modes.
+const LOOP_FLAGS: &[&str] = &["-fno-finite-loops"];
+const LINK_FLAGS: &[&str] = &["-nodefaultlibs", "-lgcc"];
 
 /// How much of the compiler's output a compile error carries.
 const LOG_LINES: usize = 40;
@@ -251,7 +256,7 @@ pub(crate) fn compile_module(
         (Mode::Check, true) => CHECK_FLAGS_CLANG,
         (Mode::Fast, _) => FAST_FLAGS,
     };
-    flags.extend(mode_flags.iter().map(|s| s.to_string()));
+    flags.extend(mode_flags.iter().chain(LOOP_FLAGS).map(|s| s.to_string()));
     // Quoted includes of the learner's file resolve from its own folder first, as with NVRTC.
     // unsupported/ holds stand-ins for CUDA headers the emulator lacks, which say so.
     let mut dirs = vec![rt.dir.clone(), rt.dir.join("unsupported")];
@@ -263,7 +268,7 @@ pub(crate) fn compile_module(
     let mut h = Key::new("module");
     h.add(rewritten.text.as_bytes()).add(tc.cxx.as_os_str().as_encoded_bytes()).add(tc.version.as_bytes());
     h.add(mode.as_str().as_bytes());
-    for f in &flags {
+    for f in flags.iter().map(String::as_str).chain(LINK_FLAGS.iter().copied()) {
         h.add(f.as_bytes());
     }
     let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "kernel".into());
@@ -291,6 +296,7 @@ pub(crate) fn compile_module(
         .arg(&cpp)
         .arg("-o")
         .arg(&tmp_so)
+        .args(LINK_FLAGS)
         .output()
         .map_err(io_context(format!("running {} to compile {}", tc.cxx.display(), path.display())))?;
     let depfile = std::fs::read_to_string(&tmp_d).unwrap_or_default();

@@ -62,11 +62,15 @@ pub struct EmuConfig {
     pub cache_dir: PathBuf,
     /// Size of the emulated device memory. Virtual and sparse: only written pages cost memory.
     pub arena_bytes: u64,
+    /// Streaming multiprocessors the emulated device claims (`GPUBOOK_EMU_SMS`, default 16):
+    /// with the per-SM limits, how many blocks are resident at once.
+    pub sms: u32,
 }
 
 /// 64 GiB of address space; pages are only backed once written.
 const DEFAULT_ARENA_BYTES: u64 = 64 << 30;
 const DEFAULT_WATCHDOG: Duration = Duration::from_secs(10);
+const DEFAULT_SMS: u32 = 16;
 
 impl EmuConfig {
     /// The defaults, overridden by the `GPUBOOK_*` variables documented on each field. A
@@ -94,7 +98,13 @@ impl EmuConfig {
             .or_else(|| var("CARGO_TARGET_DIR").map(|t| PathBuf::from(t).join("gpubook-cache")))
             .or_else(|| var("HOME").map(|h| PathBuf::from(h).join(".cache").join("gpubook")))
             .unwrap_or_else(|| std::env::temp_dir().join("gpubook-cache"));
-        EmuConfig { mode, watchdog, threads, cxx: var("CXX").map(PathBuf::from), cache_dir, arena_bytes: DEFAULT_ARENA_BYTES }
+        let sms = var("GPUBOOK_EMU_SMS")
+            .and_then(|v| match v.trim().parse::<u32>() {
+                Ok(n) if (1..=1024).contains(&n) => Some(n),
+                _ => warn("GPUBOOK_EMU_SMS", &format!("`{v}` is not a number of SMs between 1 and 1024")),
+            })
+            .unwrap_or(DEFAULT_SMS);
+        EmuConfig { mode, watchdog, threads, cxx: var("CXX").map(PathBuf::from), cache_dir, arena_bytes: DEFAULT_ARENA_BYTES, sms }
     }
 }
 

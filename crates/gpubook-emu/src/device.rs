@@ -1,6 +1,7 @@
 //! `EmuDevice`: one emulated GPU. Memory operations go straight to the shared arena; module
-//! loads rewrite and compile on the host; launches are checked here (the things a GPU would
-//! refuse) and then run in the device's worker process.
+//! loads rewrite and compile on the host; launches run in the device's worker process. What a GPU
+//! would refuse at launch (limits, arguments against the kernel's parameters) is checked once,
+//! above both backends, by `gpubook::gpu`; the worker keeps its own guard against bad requests.
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -11,11 +12,12 @@ use std::time::{Duration, Instant};
 use crate::arena::{Arena, BufferInfo, Notice};
 use crate::compile::{self, Runtime, Toolchain};
 use crate::config::{EmuConfig, Mode};
+use crate::counts::AccessCounts;
 use crate::error::{DiagClass, Diagnostic, EmuError, io_context};
 use crate::signature::{KernelSignature, parse_kernels};
 use crate::source::{self, Rewritten};
 use crate::symbolize;
-use crate::worker::{Failure, Reply, Worker, describe_exit};
+use crate::worker::{Failure, Reply, WireNote, Worker, describe_exit};
 
 /// CUDA C source to load, as `gpubook::gpu` hands it over.
 #[derive(Debug, Clone)]
@@ -25,14 +27,23 @@ pub struct KernelSource {
     pub text: String,
     /// Searched by `#include "..."` after the file's own folder.
     pub include_dirs: Vec<PathBuf>,
+    /// Its `__global__` functions, as `parse_kernels(&text)` reads them (a caller that already
+    /// parsed the text passes its result, so a load reads the text once).
+    pub kernels: Vec<KernelSignature>,
 }
 
 impl KernelSource {
+    /// Source text, parsed for its kernels.
+    pub fn new(path: impl Into<PathBuf>, text: impl Into<String>) -> KernelSource {
+        let text = text.into();
+        KernelSource { path: path.into(), kernels: parse_kernels(&text), text, include_dirs: Vec::new() }
+    }
+
     /// Reads a .cu file from disk.
     pub fn from_file(path: impl Into<PathBuf>) -> Result<KernelSource, EmuError> {
         let path = path.into();
         let text = std::fs::read_to_string(&path).map_err(io_context(format!("reading {}", path.display())))?;
-        Ok(KernelSource { path, text, include_dirs: Vec::new() })
+        Ok(KernelSource::new(path, text))
     }
 }
 
@@ -81,16 +92,18 @@ pub struct LaunchSpec {
 }
 
 /// What a finished launch measured.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LaunchStats {
     /// Time the worker spent running the grid (not compiling, not loading).
     pub wall: Duration,
     /// CUDA threads run: grid size times block size.
     pub threads: u64,
     pub mode: Mode,
+    /// Memory traffic (check mode only; None in fast mode).
+    pub counts: Option<AccessCounts>,
 }
 
-/// Properties of the emulated device, with the limits a launch is checked against.
+/// Properties of the emulated device. Its launch limits are a GPU's, from `gpubook::gpu`'s table.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EmuInfo {
     /// `gpubook emulator (CPU, N threads)`.
@@ -98,24 +111,39 @@ pub struct EmuInfo {
     pub ordinal: usize,
     /// Bytes of emulated device memory (address space; pages cost memory once written).
     pub total_memory: u64,
-    /// Blocks that can run at once: the fast mode's worker threads.
+    /// Streaming multiprocessors the emulated device claims (`GPUBOOK_EMU_SMS`, default 16).
+    /// With the per-SM limits below it decides how many blocks are resident at once, which is
+    /// what a persistent kernel (blocks that wait for each other) may rely on. Fast mode runs
+    /// blocks on `EmuConfig::threads` OS threads, whatever this says.
     pub sm_count: u32,
+    pub max_threads_per_sm: u32,
+    pub max_blocks_per_sm: u32,
+    /// Shared memory of one SM, shared by the blocks resident on it.
+    pub shared_memory_per_sm: u32,
     pub warp_size: u32,
-    pub max_threads_per_block: u32,
-    pub max_block_dim: [u32; 3],
-    pub max_grid_dim: [u32; 3],
-    /// Shared memory a block may use without opting in (static plus dynamic).
-    pub max_shared_memory_per_block: u32,
     /// What `__CUDA_ARCH__` claims (8.0).
     pub compute_capability: (u32, u32),
     /// The mode launches use unless they choose.
     pub mode: Mode,
 }
 
-const MAX_THREADS_PER_BLOCK: u32 = 1024;
-const MAX_BLOCK_DIM: [u32; 3] = [1024, 1024, 64];
-const MAX_GRID_DIM: [u32; 3] = [i32::MAX as u32, 65535, 65535];
-const MAX_SHARED_PER_BLOCK: u32 = 48 << 10;
+impl EmuInfo {
+    /// Blocks of `threads_per_block` threads using `shared_bytes` of shared memory each that the
+    /// device holds at once: per SM as many as its threads, block slots and shared memory allow.
+    pub fn resident_blocks(&self, threads_per_block: u32, shared_bytes: u32) -> u64 {
+        let warps = threads_per_block.max(1).div_ceil(self.warp_size) * self.warp_size;
+        let mut per_sm = self.max_blocks_per_sm.min(self.max_threads_per_sm / warps);
+        if let Some(by_shared) = self.shared_memory_per_sm.checked_div(shared_bytes) {
+            per_sm = per_sm.min(by_shared);
+        }
+        per_sm.max(1) as u64 * self.sm_count as u64
+    }
+}
+
+/// Per-SM limits of compute capability 8.0 (what `__CUDA_ARCH__` claims).
+const MAX_THREADS_PER_SM: u32 = 2048;
+const MAX_BLOCKS_PER_SM: u32 = 32;
+const SHARED_PER_SM: u32 = 164 << 10;
 /// Time the worker gets after its watchdog fires to describe the hang, before ours fires.
 const WORKER_HANG_REPORT: Duration = Duration::from_secs(2);
 
@@ -151,12 +179,11 @@ impl EmuDevice {
             name: format!("gpubook emulator (CPU, {threads} thread{})", if threads == 1 { "" } else { "s" }),
             ordinal: self.ordinal,
             total_memory: self.arena().bytes(),
-            sm_count: threads as u32,
+            sm_count: self.config.sms,
+            max_threads_per_sm: MAX_THREADS_PER_SM,
+            max_blocks_per_sm: MAX_BLOCKS_PER_SM,
+            shared_memory_per_sm: SHARED_PER_SM,
             warp_size: 32,
-            max_threads_per_block: MAX_THREADS_PER_BLOCK,
-            max_block_dim: MAX_BLOCK_DIM,
-            max_grid_dim: MAX_GRID_DIM,
-            max_shared_memory_per_block: MAX_SHARED_PER_BLOCK,
             compute_capability: (8, 0),
             mode: self.config.mode,
         }
@@ -210,12 +237,12 @@ impl EmuDevice {
     /// Rewrites and compiles `source` for the configured mode (cached on disk by content), as
     /// NVRTC would compile it at load. The worker loads it at its first launch.
     pub fn load_module(&self, source: &KernelSource) -> Result<Arc<EmuModule>, EmuError> {
-        let rewritten = source::rewrite(&source.path, &source.text)?;
+        let rewritten = source::rewrite(&source.path, &source.text, &source.kernels)?;
         let module = EmuModule {
             id: NEXT_MODULE_ID.fetch_add(1, Ordering::Relaxed),
             path: source.path.clone(),
             include_dirs: source.include_dirs.clone(),
-            kernels: parse_kernels(&source.text),
+            kernels: source.kernels.clone(),
             rewritten,
             builds: Mutex::new(Vec::new()),
         };
@@ -227,10 +254,7 @@ impl EmuDevice {
     /// cuLaunchKernel's kernelParams would point at them (8 bytes for a device pointer).
     pub fn launch(&self, module: &EmuModule, kernel: &str, launch: &LaunchSpec, args: &[Vec<u8>]) -> Result<LaunchStats, EmuError> {
         let mode = launch.mode.unwrap_or(self.config.mode);
-        let sig = self.check_kernel(module, kernel)?;
-        let at = |d: Diagnostic| EmuError::Kernel(Diagnostic { file: Some(module.path.clone()), line: Some(sig.line), ..d });
-        check_config(launch).map_err(at)?;
-        self.check_args(sig, args).map_err(at)?;
+        self.check_kernel(module, kernel)?;
         let (so, rt) = self.build(module, mode)?;
 
         let threads = if mode == Mode::Fast { self.config.threads.max(1) } else { 1 };
@@ -247,12 +271,13 @@ impl EmuDevice {
                 wall: reply.ns.map(Duration::from_nanos).unwrap_or_else(|| started.elapsed()),
                 threads: launch.grid.iter().chain(&launch.block).map(|&d| d as u64).product(),
                 mode,
+                counts: reply.counts,
             }),
             Ok(reply) => {
                 let err = self.failure(&reply, module, &so, &rt);
                 // After a crash, a hang or a trap the worker's state is suspect: start afresh.
-                let class = reply.class.as_deref().unwrap_or("");
-                let suspect = matches!(class, "crash" | "stack_overflow" | "hang" | "trap");
+                let suspect =
+                    matches!(reply.kernel_class(), Some(DiagClass::Crash | DiagClass::StackOverflow | DiagClass::Hang | DiagClass::Trap));
                 if suspect || !slot.worker.as_mut().is_some_and(Worker::alive) {
                     self.retire(&mut slot);
                 }
@@ -294,14 +319,14 @@ impl EmuDevice {
         Ok((built.so, rt))
     }
 
-    /// Starts the worker if there is none (telling it every live buffer), else tells it what
-    /// was allocated and freed since the last launch.
+    /// Starts the worker if there is none (telling it the device's shape, every live buffer and
+    /// what the host wrote), else tells it what changed since the last launch.
     fn ready_worker(&self, slot: &mut WorkerSlot, rt: &Runtime) -> Result<(), EmuError> {
         let fresh = slot.worker.is_none();
         let notices: Vec<Notice> = if fresh {
-            let (fd, base, bytes, live) = {
+            let (fd, base, bytes, notices) = {
                 let mut arena = self.arena();
-                (arena.fd(), arena.base(), arena.bytes(), arena.live_buffers())
+                (arena.fd(), arena.base(), arena.bytes(), arena.fresh_worker_notices())
             };
             slot.worker = Some(Worker::spawn(&rt.worker, fd, base, bytes)?);
             slot.loaded.clear();
@@ -309,7 +334,10 @@ impl EmuDevice {
             // (the deadline in `launch`) is the backstop.
             let ms = self.config.watchdog.as_millis().max(1);
             self.command(slot, &format!("TIMEOUT {ms}"), "starting")?;
-            live.into_iter().map(Notice::Alloc).collect()
+            let i = self.info();
+            let device = format!("DEVICE {} {} {} {}", i.sm_count, i.max_threads_per_sm, i.max_blocks_per_sm, i.shared_memory_per_sm);
+            self.command(slot, &device, "starting")?;
+            notices
         } else {
             self.arena().take_notices()
         };
@@ -389,8 +417,8 @@ impl EmuDevice {
         d.class = DiagClass::Hang;
         d.notes.push(
             "look for a loop whose condition never changes for some thread, or a thread waiting \
-             for a flag that another block should set (blocks may run in any order, and one \
-             after another here)"
+             for a value that nothing writes (blocks run together only as many as the device \
+             holds at once)"
                 .into(),
         );
         EmuError::Kernel(d)
@@ -399,7 +427,7 @@ impl EmuDevice {
     /// A failure reply → the learner's diagnostic, with file:line from the pc.
     fn failure(&self, reply: &Reply, module: &EmuModule, so: &Path, rt: &Runtime) -> EmuError {
         let message = reply.message.clone().unwrap_or_else(|| "the launch failed".into());
-        let Some(class) = reply.class.as_deref().and_then(DiagClass::from_wire) else {
+        let Some(class) = reply.kernel_class() else {
             return EmuError::Worker(message);
         };
         let so = reply.so.as_deref().filter(|s| !s.is_empty()).map(Path::new).unwrap_or(so);
@@ -421,27 +449,23 @@ impl EmuDevice {
         EmuError::Kernel(d)
     }
 
-    /// One entry of `more`: a string, or `{"what"|"message", "pc", "block", "thread"}`.
-    fn note(&self, v: &serde_json::Value, so: &Path, rt: &Runtime, source: &Path) -> String {
-        if let Some(s) = v.as_str() {
-            return s.to_string();
-        }
-        let text = v.get("what").or_else(|| v.get("message")).and_then(|m| m.as_str()).unwrap_or("");
-        let coords = |key: &str| -> Option<String> {
-            let a = v.get(key)?.as_array()?;
-            let n: Vec<String> = a.iter().map(|x| x.as_u64().unwrap_or(0).to_string()).collect();
-            Some(format!("({})", n.join(",")))
+    /// One entry of `more` as a sentence: who, what, and where.
+    fn note(&self, note: &WireNote, so: &Path, rt: &Runtime, source: &Path) -> String {
+        let (text, note_so, pc, block, thread) = match note {
+            WireNote::Text(s) => return s.clone(),
+            WireNote::Place { what, so, pc, block, thread } => (what, so, pc, block, thread),
         };
+        let xyz = |v: [u32; 3]| format!("({},{},{})", v[0], v[1], v[2]);
         let mut out = String::new();
-        if let (Some(t), Some(b)) = (coords("thread"), coords("block")) {
-            let who = format!("thread {t} of block {b}");
+        if let (Some(t), Some(b)) = (thread, block) {
+            let who = format!("thread {} of block {}", xyz(*t), xyz(*b));
             if !text.contains(&who) {
                 out.push_str(&format!("{who}: "));
             }
         }
         out.push_str(text);
-        let note_so = v.get("so").and_then(|s| s.as_str()).filter(|s| !s.is_empty()).map(Path::new).unwrap_or(so);
-        if let Some(pc) = v.get("pc").and_then(|p| p.as_u64()).filter(|&pc| pc != 0)
+        let note_so = note_so.as_deref().filter(|s| !s.is_empty()).map(Path::new).unwrap_or(so);
+        if let Some(pc) = pc.filter(|&pc| pc != 0)
             && let Some(l) = symbolize::locate(note_so, &[pc], &rt.dir, source)
         {
             out.push_str(&format!(", at {}:{}", l.file.display(), l.line));
@@ -477,54 +501,6 @@ impl EmuDevice {
         }
         Ok(sig)
     }
-
-    /// Argument count and sizes against the kernel's parameters, and pointers into live buffers.
-    fn check_args(&self, sig: &KernelSignature, args: &[Vec<u8>]) -> Result<(), Diagnostic> {
-        if args.len() != sig.params.len() {
-            return Err(Diagnostic::new(
-                DiagClass::LaunchConfig,
-                format!(
-                    "`{sig}` takes {} argument{}, but the launch passed {}",
-                    sig.params.len(),
-                    if sig.params.len() == 1 { "" } else { "s" },
-                    args.len()
-                ),
-            ));
-        }
-        for (i, (p, a)) in sig.params.iter().zip(args).enumerate() {
-            let which = format!("argument {} (`{p}`)", i + 1);
-            if p.pointer {
-                if a.len() != 8 {
-                    return Err(Diagnostic::new(
-                        DiagClass::LaunchConfig,
-                        format!("{which} is a pointer: pass a device buffer, not a {}-byte value", a.len()),
-                    ));
-                }
-                let addr = u64::from_le_bytes(a[..8].try_into().expect("8 bytes"));
-                let arena = self.arena();
-                // Null is a legal argument; so is the end of a buffer (an empty tail slice).
-                let inside =
-                    addr == 0 || arena.buffer_at(addr).is_some() || arena.buffer_at(addr.wrapping_sub(1)).is_some_and(|b| b.end() == addr);
-                if !inside {
-                    let why = arena.check_range(addr, 1, "it points").err().map(|e| e.to_string()).unwrap_or_default();
-                    return Err(Diagnostic::new(
-                        DiagClass::LaunchConfig,
-                        format!("{which} is {addr:#x}, which is not inside a live device buffer ({why})"),
-                    ));
-                }
-            } else if let Some(size) = scalar_size(&p.base) {
-                if a.len() != size {
-                    return Err(Diagnostic::new(
-                        DiagClass::LaunchConfig,
-                        format!("{which} is a {size}-byte `{}`, but the launch passed {} bytes{}", p.base, a.len(), rust_hint(&p.base)),
-                    ));
-                }
-            } else if a.is_empty() {
-                return Err(Diagnostic::new(DiagClass::LaunchConfig, format!("{which} was passed no bytes")));
-            }
-        }
-        Ok(())
-    }
 }
 
 impl Drop for EmuDevice {
@@ -533,76 +509,6 @@ impl Drop for EmuDevice {
         let slot = self.worker.get_mut().unwrap_or_else(|p| p.into_inner());
         slot.worker = None;
     }
-}
-
-/// The limits a GPU enforces at launch (cudaErrorInvalidConfiguration and friends).
-fn check_config(l: &LaunchSpec) -> Result<(), Diagnostic> {
-    let bad = |msg: String| Err(Diagnostic::new(DiagClass::LaunchConfig, msg));
-    let show = |d: [u32; 3]| format!("({},{},{})", d[0], d[1], d[2]);
-    if l.grid.contains(&0) || l.block.contains(&0) {
-        return bad(format!(
-            "grid {} or block {} has a zero dimension: each must be at least 1 (an empty grid launches nothing on a GPU but is an error)",
-            show(l.grid),
-            show(l.block)
-        ));
-    }
-    let threads: u64 = l.block.iter().map(|&d| d as u64).product();
-    if threads > MAX_THREADS_PER_BLOCK as u64 {
-        return bad(format!(
-            "a block of {} = {threads} threads is more than the {MAX_THREADS_PER_BLOCK} a block may hold; \
-             use more blocks of fewer threads",
-            show(l.block)
-        ));
-    }
-    for (axis, ((&b, &g), (&max_b, &max_g))) in
-        ["x", "y", "z"].iter().zip(l.block.iter().zip(&l.grid).zip(MAX_BLOCK_DIM.iter().zip(&MAX_GRID_DIM)))
-    {
-        if b > max_b {
-            return bad(format!("block dimension {axis} is {b}, more than the maximum {max_b}"));
-        }
-        if g > max_g {
-            return bad(format!("grid dimension {axis} is {g}, more than the maximum {max_g}"));
-        }
-    }
-    if l.shared_mem_bytes > MAX_SHARED_PER_BLOCK {
-        return bad(format!(
-            "{} bytes of dynamic shared memory is more than the {MAX_SHARED_PER_BLOCK} bytes a block may use",
-            l.shared_mem_bytes
-        ));
-    }
-    Ok(())
-}
-
-/// Sizes of the scalar types a kernel parameter commonly has; None for others (structs,
-/// template parameters), which are not checked.
-fn scalar_size(base: &str) -> Option<usize> {
-    Some(match base {
-        "bool" | "char" | "signed char" | "unsigned char" | "int8_t" | "uint8_t" => 1,
-        "short" | "unsigned short" | "int16_t" | "uint16_t" => 2,
-        "int" | "unsigned int" | "float" | "int32_t" | "uint32_t" => 4,
-        "long" | "unsigned long" | "long long" | "unsigned long long" | "double" | "size_t" | "ptrdiff_t" | "int64_t" | "uint64_t"
-        | "intptr_t" | "uintptr_t" => 8,
-        "char2" | "uchar2" => 2,
-        "char4" | "uchar4" | "short2" | "ushort2" => 4,
-        "int2" | "uint2" | "float2" | "short4" | "ushort4" => 8,
-        "int3" | "uint3" | "float3" | "dim3" => 12,
-        "int4" | "uint4" | "float4" | "double2" | "long2" | "ulong2" | "longlong2" | "ulonglong2" => 16,
-        _ => return None,
-    })
-}
-
-/// The Rust type a learner should pass for a C scalar.
-fn rust_hint(base: &str) -> String {
-    let t = match base {
-        "int" | "int32_t" => "i32",
-        "unsigned int" | "uint32_t" => "u32",
-        "float" => "f32",
-        "double" => "f64",
-        "long long" | "long" | "int64_t" => "i64",
-        "unsigned long long" | "unsigned long" | "uint64_t" | "size_t" => "u64",
-        _ => return String::new(),
-    };
-    format!(" (pass a Rust `{t}`)")
 }
 
 /// `LAUNCH <module> <kernel> gx gy gz bx by bz <dyn shared> <mode> <threads> <nargs> <arg hex>...`
@@ -636,41 +542,6 @@ fn tail_for_message(stderr: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn spec(grid: [u32; 3], block: [u32; 3], shared: u32) -> LaunchSpec {
-        LaunchSpec { grid, block, shared_mem_bytes: shared, mode: None }
-    }
-
-    #[test]
-    fn launch_limits() {
-        assert!(check_config(&spec([4, 1, 1], [256, 1, 1], 0)).is_ok());
-        let e = check_config(&spec([4, 1, 1], [32, 64, 1], 0)).unwrap_err();
-        assert!(e.message.contains("(32,64,1) = 2048 threads"), "{e}");
-        let e = check_config(&spec([0, 1, 1], [1, 1, 1], 0)).unwrap_err();
-        assert!(e.message.contains("zero"), "{e}");
-        let e = check_config(&spec([1, 70000, 1], [1, 1, 1], 0)).unwrap_err();
-        assert!(e.message.contains("grid dimension y is 70000"), "{e}");
-        let e = check_config(&spec([1, 1, 1], [1, 1, 128], 0)).unwrap_err();
-        assert!(e.message.contains("block dimension z is 128"), "{e}");
-        assert!(check_config(&spec([1, 1, 1], [1, 1, 1], 64 << 10)).is_err());
-    }
-
-    #[test]
-    fn args_are_checked_against_the_signature() {
-        let dev = EmuDevice::new(33, EmuConfig::from_env()).unwrap();
-        let sig = &parse_kernels("extern \"C\" __global__ void k(const float* a, int n) {}")[0];
-        let a = dev.alloc(16, 4, "a").unwrap();
-        assert!(dev.check_args(sig, &[a.to_le_bytes().to_vec(), 4i32.to_le_bytes().to_vec()]).is_ok());
-        let e = dev.check_args(sig, &[a.to_le_bytes().to_vec()]).unwrap_err();
-        assert_eq!(e.message, "`k(const float* a, int n)` takes 2 arguments, but the launch passed 1");
-        let e = dev.check_args(sig, &[a.to_le_bytes().to_vec(), 4u64.to_le_bytes().to_vec()]).unwrap_err();
-        assert!(e.message.contains("argument 2 (`int n`) is a 4-byte `int`, but the launch passed 8 bytes (pass a Rust `i32`)"), "{e}");
-        let e = dev.check_args(sig, &[4i32.to_le_bytes().to_vec(), 4i32.to_le_bytes().to_vec()]).unwrap_err();
-        assert!(e.message.contains("is a pointer"), "{e}");
-        dev.free(a).unwrap();
-        let e = dev.check_args(sig, &[a.to_le_bytes().to_vec(), 4i32.to_le_bytes().to_vec()]).unwrap_err();
-        assert!(e.message.contains("was freed"), "{e}");
-    }
 
     #[test]
     fn device_is_send_and_sync() {

@@ -4,11 +4,17 @@
 use std::fmt;
 use std::path::PathBuf;
 
-/// The kind of kernel bug a diagnostic reports.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+/// The kind of kernel bug a diagnostic reports. The worker's replies spell it in snake case
+/// (`out_of_bounds`, ...).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum DiagClass {
     OutOfBounds,
+    /// An access at an address that is not a multiple of its size (a float4 not 16-byte aligned).
+    Misaligned,
     BarrierDivergence,
+    /// A warp shuffle that reads a lane outside its mask, or one that does not exist.
+    InvalidShuffle,
     Race,
     UninitializedRead,
     Hang,
@@ -19,27 +25,13 @@ pub enum DiagClass {
 }
 
 impl DiagClass {
-    /// The class as the worker protocol spells it (`out_of_bounds`, ...).
-    pub fn from_wire(word: &str) -> Option<DiagClass> {
-        Some(match word {
-            "out_of_bounds" => DiagClass::OutOfBounds,
-            "barrier_divergence" => DiagClass::BarrierDivergence,
-            "race" => DiagClass::Race,
-            "uninitialized_read" => DiagClass::UninitializedRead,
-            "hang" => DiagClass::Hang,
-            "crash" => DiagClass::Crash,
-            "stack_overflow" => DiagClass::StackOverflow,
-            "launch_config" => DiagClass::LaunchConfig,
-            "trap" => DiagClass::Trap,
-            _ => return None,
-        })
-    }
-
     /// Words a learner reads at the start of the message.
     pub fn describe(self) -> &'static str {
         match self {
             DiagClass::OutOfBounds => "out of bounds",
+            DiagClass::Misaligned => "misaligned",
             DiagClass::BarrierDivergence => "barrier divergence",
+            DiagClass::InvalidShuffle => "invalid shuffle",
             DiagClass::Race => "data race",
             DiagClass::UninitializedRead => "read of uninitialized memory",
             DiagClass::Hang => "hang",
@@ -251,21 +243,23 @@ mod tests {
     }
 
     #[test]
-    fn wire_classes_round_trip() {
-        for w in [
-            "out_of_bounds",
-            "barrier_divergence",
-            "race",
-            "uninitialized_read",
-            "hang",
-            "crash",
-            "stack_overflow",
-            "launch_config",
-            "trap",
+    fn wire_classes_parse() {
+        for (w, class) in [
+            ("out_of_bounds", DiagClass::OutOfBounds),
+            ("misaligned", DiagClass::Misaligned),
+            ("barrier_divergence", DiagClass::BarrierDivergence),
+            ("invalid_shuffle", DiagClass::InvalidShuffle),
+            ("race", DiagClass::Race),
+            ("uninitialized_read", DiagClass::UninitializedRead),
+            ("hang", DiagClass::Hang),
+            ("crash", DiagClass::Crash),
+            ("stack_overflow", DiagClass::StackOverflow),
+            ("launch_config", DiagClass::LaunchConfig),
+            ("trap", DiagClass::Trap),
         ] {
-            assert!(DiagClass::from_wire(w).is_some(), "{w}");
+            assert_eq!(serde_json::from_str::<DiagClass>(&format!("\"{w}\"")).unwrap(), class, "{w}");
         }
-        assert_eq!(DiagClass::from_wire("bad_module"), None);
+        assert!(serde_json::from_str::<DiagClass>("\"bad_module\"").is_err());
     }
 
     #[test]

@@ -21,6 +21,7 @@
 mod arena;
 mod compile;
 mod config;
+mod counts;
 mod device;
 mod error;
 mod lex;
@@ -31,6 +32,7 @@ mod worker;
 
 pub use arena::BufferInfo;
 pub use config::{EmuConfig, Mode};
+pub use counts::{AccessCounts, BufferAccesses, GlobalAccesses, GlobalRequests, SharedAccesses, SharedRequests, ThreadAccesses};
 pub use device::{EmuDevice, EmuInfo, EmuModule, KernelSource, LaunchSpec, LaunchStats};
 pub use error::{DiagClass, Diagnostic, EmuError};
 pub use signature::{KernelSignature, Param, parse_kernels};

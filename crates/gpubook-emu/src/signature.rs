@@ -20,6 +20,9 @@ pub struct KernelSignature {
     pub line: u32,
     /// The parameters, in order.
     pub params: Vec<Param>,
+    /// Declared with C linkage (`extern "C"`, alone or as an `extern "C" { ... }` block): only
+    /// those keep their name through NVRTC, and only those the emulator exports.
+    pub c_linkage: bool,
 }
 
 /// One kernel parameter.
@@ -66,16 +69,9 @@ impl fmt::Display for Param {
 /// Every `__global__` function *defined* in `source` (prototypes without a body are skipped, so
 /// a kernel declared first and defined later appears once), in source order.
 pub fn parse_kernels(source: &str) -> Vec<KernelSignature> {
-    parse_kernels_linkage(source).into_iter().map(|(k, _)| k).collect()
-}
-
-/// Like `parse_kernels`, with whether each kernel has C linkage (`extern "C"`, alone or as an
-/// `extern "C" { ... }` block): only those keep their name through NVRTC and get exported by
-/// the emulator.
-pub(crate) fn parse_kernels_linkage(source: &str) -> Vec<(KernelSignature, bool)> {
     // Directives are never part of a signature; string tokens stay, for `extern "C"`.
     let tokens: Vec<Token> = tokenize(source).into_iter().filter(|t| t.kind != Kind::Directive).collect();
-    let mut kernels: Vec<(KernelSignature, bool)> = Vec::new();
+    let mut kernels: Vec<KernelSignature> = Vec::new();
     // One entry per open `{`: whether it opened an `extern "C" { ... }` block.
     let mut braces: Vec<bool> = Vec::new();
     let mut i = 0;
@@ -86,11 +82,11 @@ pub(crate) fn parse_kernels_linkage(source: &str) -> Vec<(KernelSignature, bool)
         } else if t.is_punct('}') {
             braces.pop();
         } else if t.is_ident("__global__")
-            && let Some((sig, next)) = parse_definition(&tokens, i + 1)
+            && let Some((mut sig, next)) = parse_definition(&tokens, i + 1)
         {
-            let c_linkage = braces.contains(&true) || (i >= 2 && is_extern_c(&tokens[i - 2..i]));
-            if !kernels.iter().any(|(k, _)| k.name == sig.name) {
-                kernels.push((sig, c_linkage));
+            sig.c_linkage = braces.contains(&true) || (i >= 2 && is_extern_c(&tokens[i - 2..i]));
+            if !kernels.iter().any(|k| k.name == sig.name) {
+                kernels.push(sig);
             }
             i = next;
             continue;
@@ -135,7 +131,7 @@ fn parse_definition(tokens: &[Token], start: usize) -> Option<(KernelSignature, 
         return None;
     }
     let params = split_params(&tokens[i + 1..close - 1]);
-    Some((KernelSignature { name: name.text.to_string(), line: name.line, params }, close))
+    Some((KernelSignature { name: name.text.to_string(), line: name.line, params, c_linkage: false }, close))
 }
 
 /// Given the index of an opening `(`, returns the index just after its matching `)`.
@@ -394,7 +390,7 @@ later(float* x, int n)
                    __global__ void b() {}\n\
                    extern \"C\" {\n __global__ void c(int* p) { if (p) { p[0] = 1; } }\n}\n\
                    __global__ void d() {}\n";
-        let k: Vec<(String, bool)> = parse_kernels_linkage(src).into_iter().map(|(k, c)| (k.name, c)).collect();
+        let k: Vec<(String, bool)> = parse_kernels(src).into_iter().map(|k| (k.name, k.c_linkage)).collect();
         let expect = [("a", true), ("b", false), ("c", true), ("d", false)];
         assert_eq!(k, expect.map(|(n, c)| (n.to_string(), c)));
     }

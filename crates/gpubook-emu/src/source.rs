@@ -10,7 +10,7 @@ use std::path::Path;
 
 use crate::error::EmuError;
 use crate::lex::{Kind, Token, tokenize};
-use crate::signature::parse_kernels_linkage;
+use crate::signature::KernelSignature;
 
 /// The rewritten source, ready for the compiler.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -54,8 +54,9 @@ const UNSUPPORTED_WORDS: &[(&str, &str)] = &[
     ("asm", "inline PTX assembly (`asm`)"),
 ];
 
-/// Rewrites `text` (the contents of `path`, which is what messages and `#line` will show).
-pub(crate) fn rewrite(path: &Path, text: &str) -> Result<Rewritten, EmuError> {
+/// Rewrites `text` (the contents of `path`, which is what messages and `#line` will show);
+/// `kernels` are its `__global__` functions (`parse_kernels`, read once by whoever loads it).
+pub(crate) fn rewrite(path: &Path, text: &str, kernels: &[KernelSignature]) -> Result<Rewritten, EmuError> {
     let tokens = tokenize(text);
     check_supported(path, &tokens)?;
     let mut out = String::with_capacity(text.len() + 256);
@@ -121,11 +122,11 @@ pub(crate) fn rewrite(path: &Path, text: &str) -> Result<Rewritten, EmuError> {
         out.push('\n');
     }
     let mut exported = Vec::new();
-    for (kernel, c_linkage) in parse_kernels_linkage(text) {
-        if c_linkage {
+    for kernel in kernels {
+        if kernel.c_linkage {
             // Errors in the trampoline (an argument type it cannot unpack) point at the kernel.
             out.push_str(&format!("#line {} {}\nGPUBOOK_EXPORT_KERNEL({})\n", kernel.line, quoted(path), kernel.name));
-            exported.push(kernel.name);
+            exported.push(kernel.name.clone());
         }
     }
     Ok(Rewritten { text: out, exported })
@@ -331,9 +332,10 @@ fn quoted(path: &Path) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::signature::parse_kernels;
 
     fn rw(src: &str) -> Rewritten {
-        rewrite(Path::new("k/t.cu"), src).unwrap()
+        rewrite(Path::new("k/t.cu"), src, &parse_kernels(src)).unwrap()
     }
 
     /// The rewritten body without the leading `#line` and the trailing exports.
@@ -390,7 +392,7 @@ mod tests {
     #[test]
     fn file_scope_shared_is_refused_with_its_line() {
         for src in ["\n__shared__ float tile[256];\n", "namespace x {\n\nextern __shared__ float s[];\n}"] {
-            match rewrite(Path::new("k/t.cu"), src) {
+            match rewrite(Path::new("k/t.cu"), src, &parse_kernels(src)) {
                 Err(EmuError::Unsupported { feature, line, .. }) => {
                     assert!(feature.contains("outside a function"), "{feature}");
                     assert!(line == 2 || line == 3);
@@ -427,7 +429,7 @@ mod tests {
             ("__global__ void k() { asm(\"trap;\"); }", 1, "inline PTX"),
         ];
         for (src, want_line, want) in cases {
-            match rewrite(Path::new("k/t.cu"), src) {
+            match rewrite(Path::new("k/t.cu"), src, &parse_kernels(src)) {
                 Err(EmuError::Unsupported { feature, line, file }) => {
                     assert!(feature.contains(want), "{src}: {feature}");
                     assert_eq!(line, want_line, "{src}");
@@ -442,7 +444,7 @@ mod tests {
 
     #[test]
     fn line_paths_are_escaped() {
-        let r = rewrite(Path::new("we\"ird\\x.cu"), "").unwrap();
+        let r = rewrite(Path::new("we\"ird\\x.cu"), "", &[]).unwrap();
         assert!(r.text.starts_with("#line 1 \"we\\\"ird\\\\x.cu\"\n"));
     }
 }

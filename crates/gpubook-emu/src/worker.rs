@@ -18,7 +18,8 @@ use std::time::{Duration, Instant};
 
 use serde::Deserialize;
 
-use crate::error::{EmuError, io_context};
+use crate::counts::AccessCounts;
+use crate::error::{DiagClass, EmuError, io_context};
 
 /// The fd numbers the worker finds its replies pipe and the arena at (DESIGN.md).
 const REPLY_FD: RawFd = 3;
@@ -28,14 +29,17 @@ const STDERR_TAIL: usize = 16 << 10;
 /// After the watchdog fires: how long the worker may take to describe the hang.
 pub(crate) const HANG_REPORT_GRACE: Duration = Duration::from_secs(1);
 
-/// One reply line (fields beyond `ok` only on failures; unknown fields are ignored).
+/// One reply line (fields beyond `ok` and `ns` only on failures; unknown fields are ignored).
 #[derive(Debug, Clone, Default, Deserialize)]
 pub(crate) struct Reply {
     pub ok: bool,
     #[serde(default)]
     pub ns: Option<u64>,
+    /// A check-mode launch's access counts.
     #[serde(default)]
-    pub class: Option<String>,
+    pub counts: Option<AccessCounts>,
+    #[serde(default)]
+    pub class: Option<WireClass>,
     #[serde(default)]
     pub message: Option<String>,
     #[serde(default)]
@@ -48,9 +52,46 @@ pub(crate) struct Reply {
     pub block: Option<[u32; 3]>,
     #[serde(default)]
     pub thread: Option<[u32; 3]>,
-    /// Notes: plain strings, or objects with `message` and optionally `pc`, `block`, `thread`.
     #[serde(default)]
-    pub more: Vec<serde_json::Value>,
+    pub more: Vec<WireNote>,
+}
+
+/// A failure's class: a bug in the kernel, or a problem of the emulator itself (`bad_module`,
+/// `protocol`, or a class this host does not know).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(untagged)]
+pub(crate) enum WireClass {
+    Kernel(DiagClass),
+    Other(String),
+}
+
+/// One entry of a failure's `more`: a sentence, or a place with what happened there.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(untagged)]
+pub(crate) enum WireNote {
+    Text(String),
+    Place {
+        #[serde(alias = "message")]
+        what: String,
+        #[serde(default)]
+        so: Option<String>,
+        #[serde(default)]
+        pc: Option<u64>,
+        #[serde(default)]
+        block: Option<[u32; 3]>,
+        #[serde(default)]
+        thread: Option<[u32; 3]>,
+    },
+}
+
+impl Reply {
+    /// The kernel bug this failure reports, if it is one.
+    pub fn kernel_class(&self) -> Option<DiagClass> {
+        match self.class {
+            Some(WireClass::Kernel(c)) => Some(c),
+            _ => None,
+        }
+    }
 }
 
 /// Why a request got no reply.
@@ -397,5 +438,10 @@ mod tests {
         )
         .unwrap();
         assert_eq!((r.ok, r.pc, r.block, r.more.len()), (false, Some(4660), Some([1, 0, 0]), 2));
+        assert_eq!(r.kernel_class(), Some(DiagClass::OutOfBounds));
+        assert_eq!(r.more[0], WireNote::Text("a note".into()));
+        assert!(matches!(&r.more[1], WireNote::Place { what, pc: Some(1), .. } if what == "m"));
+        let r: Reply = serde_json::from_str(r#"{"ok":false,"class":"bad_module","message":"dlopen: no"}"#).unwrap();
+        assert_eq!((r.kernel_class(), r.class), (None, Some(WireClass::Other("bad_module".into()))));
     }
 }

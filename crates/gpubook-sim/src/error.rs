@@ -2,8 +2,8 @@
 
 use std::fmt;
 
+use crate::kind::ScheduleKind;
 use crate::op::{Op, Task};
-use crate::schedule::ScheduleKind;
 
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
 pub enum SimError {

@@ -33,6 +33,7 @@ pub mod costs;
 pub mod deps;
 pub mod error;
 pub mod gantt;
+mod kind;
 pub mod layout;
 pub mod op;
 pub mod reference;

@@ -7,57 +7,10 @@ use crate::costs::Costs;
 use crate::error::SimError;
 use crate::layout::Layout;
 use crate::op::Op;
-use crate::schedules;
 
-/// The four schedules of the DeepSeek-V3 report's comparison table.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum ScheduleKind {
-    OneFOneB,
-    Zb1p,
-    DualPipe,
-    DualPipeV,
-}
+pub use crate::kind::ScheduleKind;
 
 impl ScheduleKind {
-    pub const ALL: [ScheduleKind; 4] = [ScheduleKind::OneFOneB, ScheduleKind::Zb1p, ScheduleKind::DualPipe, ScheduleKind::DualPipeV];
-
-    pub fn name(&self) -> &'static str {
-        match self {
-            ScheduleKind::OneFOneB => "1F1B",
-            ScheduleKind::Zb1p => "ZB1P",
-            ScheduleKind::DualPipe => "DualPipe",
-            ScheduleKind::DualPipeV => "DualPipeV",
-        }
-    }
-
-    /// Builds the schedule for a pipeline of `pp` stages and `microbatches` micro-batches.
-    /// DualPipeV folds its `pp` stages onto `pp / 2` devices.
-    pub fn generate(&self, pp: usize, microbatches: usize) -> Result<Schedule, SimError> {
-        match self {
-            ScheduleKind::OneFOneB => schedules::one_f_one_b::generate(pp, microbatches),
-            ScheduleKind::Zb1p => schedules::zb1p::generate(pp, microbatches),
-            ScheduleKind::DualPipe => schedules::dualpipe::generate(pp, microbatches),
-            ScheduleKind::DualPipeV => schedules::dualpipev::generate(pp, microbatches),
-        }
-    }
-
-    /// Devices the schedule runs on for a pipeline of `pp` stages.
-    pub fn devices(&self, pp: usize) -> usize {
-        match self {
-            ScheduleKind::DualPipeV => pp / 2,
-            _ => pp,
-        }
-    }
-
-    /// The bubble formula of the DeepSeek-V3 report's table, as text.
-    pub fn bubble_formula(&self) -> &'static str {
-        match self {
-            ScheduleKind::OneFOneB => "(PP-1)(F+B)",
-            ScheduleKind::Zb1p => "(PP-1)(F+B-2W)",
-            ScheduleKind::DualPipe | ScheduleKind::DualPipeV => "(PP/2-1)(F&B+B-3W)",
-        }
-    }
-
     /// The same formula, evaluated. Compare it with the simulated bubble: the formulas assume
     /// cost ratios that real models need not have (see `formula_vs_simulation` in the tests).
     pub fn formula_bubble(&self, pp: usize, c: &Costs) -> f64 {
@@ -67,12 +20,6 @@ impl ScheduleKind {
             ScheduleKind::Zb1p => (pp - 1.0) * (c.f + c.b - 2.0 * c.w),
             ScheduleKind::DualPipe | ScheduleKind::DualPipeV => (pp / 2.0 - 1.0) * (c.fb + c.b - 3.0 * c.w),
         }
-    }
-}
-
-impl fmt::Display for ScheduleKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
     }
 }
 

@@ -66,6 +66,8 @@ impl SimResult {
 /// Runs `schedule` with `costs`. Fails on invalid costs, an op that names no real chunk or
 /// micro-batch, duplicated work, a deadlock, or work that never runs.
 pub fn simulate(schedule: &Schedule, costs: &Costs) -> Result<SimResult, SimError> {
+    // Timing a schedule is chapter 10's first exercise.
+    crate::reference::called("gpubook::sim::simulate");
     costs.check()?;
     let owner = index_tasks(schedule)?;
     let spans = run(schedule, costs, &owner)?;

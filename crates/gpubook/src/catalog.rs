@@ -33,12 +33,23 @@ pub struct Exercise {
     pub title: String,
     /// Files the learner edits, relative to `exercises/` (the same paths exist under `solutions/`).
     pub files: Vec<String>,
-    /// The test that grades it: `tests/<test>.rs`, function `<function>`.
+    /// The test that grades it: `tests/<test>.rs`, function `<function>`, which calls the grader
+    /// `gpubook::grade::<test>::<function>` (test files are generated from these fields).
     pub test: String,
     pub function: String,
+    /// The learner's functions the grader takes, in `src/<test>.rs` (default: `[function]`).
+    #[serde(default)]
+    pub answers: Vec<String>,
     pub concepts: Vec<String>,
     /// From a nudge to nearly the answer.
     pub hints: Vec<String>,
+}
+
+impl Exercise {
+    /// The learner's functions the grader takes.
+    pub fn answers(&self) -> Vec<&str> {
+        if self.answers.is_empty() { vec![self.function.as_str()] } else { self.answers.iter().map(String::as_str).collect() }
+    }
 }
 
 impl Catalog {
@@ -60,6 +71,22 @@ impl Catalog {
         self.exercises.iter().find(|e| e.id == id)
     }
 
+    /// The exercises graded by `tests/<test>.rs`, in order.
+    pub fn in_test<'a>(&'a self, test: &'a str) -> impl Iterator<Item = &'a Exercise> + 'a {
+        self.exercises.iter().filter(move |e| e.test == test)
+    }
+
+    /// Every test file's name (`ch03` for `tests/ch03.rs`), in the course's order.
+    pub fn tests(&self) -> Vec<&str> {
+        let mut tests: Vec<&str> = Vec::new();
+        for e in &self.exercises {
+            if !tests.contains(&e.test.as_str()) {
+                tests.push(&e.test);
+            }
+        }
+        tests
+    }
+
     pub fn chapter(&self, number: u32) -> Option<&Chapter> {
         self.chapters.iter().find(|c| c.number == number)
     }
@@ -75,6 +102,9 @@ impl Catalog {
             }
             if !e.id.starts_with(&format!("ch{:02}-", e.chapter)) {
                 bail!("exercises.toml: exercise `{}` should start with `ch{:02}-`", e.id, e.chapter);
+            }
+            if e.test != format!("ch{:02}", e.chapter) {
+                bail!("exercises.toml: exercise `{}` should be graded by test `ch{:02}`", e.id, e.chapter);
             }
             if e.hints.is_empty() || e.files.is_empty() {
                 bail!("exercises.toml: exercise `{}` needs at least one file and one hint", e.id);

@@ -37,3 +37,23 @@ pub fn expect_failure(test: &str, words: &[&str], grader: impl FnOnce()) -> Opti
     println!("{test}: failed as it should:{report}");
     Some(report)
 }
+
+/// A solution's kernel (`rel` under solutions/kernels/, e.g. "ch03/vector_add.cu") with `edits`
+/// applied, each `(find, replace)` matching exactly once: a wrong answer written as a small
+/// mutation of the solution, so it follows the solution when that changes.
+pub fn mutant(rel: &str, edits: &[(&str, &str)]) -> String {
+    let path = workspace_file(&format!("solutions/kernels/{rel}"));
+    let mut text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
+    for (find, replace) in edits {
+        let n = text.matches(find).count();
+        assert_eq!(n, 1, "the mutation `{find}` should match solutions/kernels/{rel} exactly once, not {n} times");
+        text = text.replacen(find, replace, 1);
+    }
+    text
+}
+
+/// Runs `f` (a grader on a solution's host code, say) with the kernel file `rel` replaced by
+/// `text` on this thread: every `kernel!("{rel}")` loads `text` instead.
+pub fn with_kernel<R>(rel: &str, text: String, f: impl FnOnce() -> R) -> R {
+    crate::gpu::with_kernel_text(rel, text, f)
+}

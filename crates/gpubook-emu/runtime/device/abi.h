@@ -76,8 +76,10 @@ int gpubook_rt_syncthreads(int kind, int pred, int line);
 uint64_t gpubook_rt_warp(int op, unsigned mask, uint64_t value, int arg, int width);
 // The mask of lanes of the caller's warp that have not exited (__activemask).
 unsigned gpubook_rt_activemask(void);
-// Memory fences: a no-op for the schedule, recorded for the race checker.
+// __threadfence() in check mode: recorded for the race checker (a release, races.h).
 void gpubook_rt_threadfence(void);
+// __nanosleep(): the calling thread waits for something; others run meanwhile.
+void gpubook_rt_nanosleep(unsigned ns);
 
 // Shared memory (targets of the source rewrite).
 void* gpubook_rt_shared_var(int id, const char* name, size_t bytes, size_t align, size_t elem_size);

@@ -12,13 +12,19 @@
 #define __syncthreads_and(pred) gpubook_rt_syncthreads(GPUBOOK_BAR_AND, (pred), __LINE__)
 #define __syncthreads_or(pred) gpubook_rt_syncthreads(GPUBOOK_BAR_OR, (pred), __LINE__)
 
-// Fibers of one block share an OS thread, and fast mode's OS threads communicate only
-// through atomics, so a sequentially consistent fence is always enough.
-static __forceinline__ void __threadfence() {
-    __atomic_thread_fence(__ATOMIC_SEQ_CST);
-    gpubook_rt_threadfence();
-}
+// Check mode runs every thread on one OS thread, so a fence orders nothing there; it tells the
+// race detector that what the block wrote so far may be published (races.h). Fast mode's OS
+// threads communicate only through atomics, so a sequentially consistent fence is enough.
+#if defined(GPUBOOK_CHECK)
+static __forceinline__ void __threadfence() { gpubook_rt_threadfence(); }
+static __forceinline__ void __threadfence_block() {}
+#else
+static __forceinline__ void __threadfence() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
 static __forceinline__ void __threadfence_block() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
+#endif
 static __forceinline__ void __threadfence_system() { __threadfence(); }
+
+// A thread that waits for another lets the others run (sm_70's __nanosleep).
+static __forceinline__ void __nanosleep(unsigned ns) { gpubook_rt_nanosleep(ns); }
 
 #endif

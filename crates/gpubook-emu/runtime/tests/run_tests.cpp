@@ -270,8 +270,9 @@ double time_launch(Worker& w, const char* kernel, unsigned blocks, const std::ve
     return best;
 }
 
-void benchmarks() {
+void benchmarks(const std::string& only) {
     for (const char* mode : {"fast", "check"}) {
+        if (!only.empty() && only != mode) continue;
         Worker w(g_worker, size_t(1) << 31);
         w.load("m", so("basics", mode));
         for (int n : {1 << 20, 1 << 24}) {
@@ -296,7 +297,7 @@ void benchmarks() {
 
 int main(int argc, char** argv) {
     if (argc < 3) {
-        std::fprintf(stderr, "usage: run_tests <worker> <dir with basics/bugs .so> [bench]\n");
+        std::fprintf(stderr, "usage: run_tests <worker> <dir with basics/bugs .so> [bench [fast|check]]\n");
         return 2;
     }
     g_worker = argv[1];
@@ -313,7 +314,7 @@ int main(int argc, char** argv) {
     test_bugs();
     test_launch_config();
     test_unwritten();
-    if (argc > 3) benchmarks();
+    if (argc > 3) benchmarks(argc > 4 ? argv[4] : "");
     std::printf("%s: %d failed\n", g_failed ? "FAILED" : "ok", g_failed);
     return g_failed ? 1 : 0;
 }

@@ -15,13 +15,14 @@ $CXX -std=c++17 -O2 -g -pthread -rdynamic -fno-exceptions -fno-rtti \
 # Kernels, in both modes (the flags in crates/gpubook-emu/DESIGN.md).
 common="-std=c++17 -fPIC -shared -g -fno-exceptions -fno-rtti -fno-strict-aliasing -fstack-clash-protection
         -I$emu -I$emu/unsupported -include gpubook_device.h -x c++"
-check="-O1 -fsanitize=kernel-address --param asan-instrumentation-with-call-threshold=0 --param asan-stack=0
-       --param asan-globals=0 -DGPUBOOK_CHECK=1"
-fast="-O2 -DGPUBOOK_FAST=1"
+check="-O1 -fsanitize=thread --param tsan-distinguish-volatile=1 --param tsan-instrument-func-entry-exit=0
+       -DGPUBOOK_CHECK=1 -fno-finite-loops"
+fast="-O2 -DGPUBOOK_FAST=1 -fno-finite-loops"
+link="-nodefaultlibs -lgcc"
 for cu in "$here"/kernels/*.cu; do
     name=$(basename "$cu" .cu)
-    $CXX $common $check "$cu" -o "$out/$name.check.so"
-    $CXX $common $fast "$cu" -o "$out/$name.fast.so"
+    $CXX $common $check "$cu" -o "$out/$name.check.so" $link
+    $CXX $common $fast "$cu" -o "$out/$name.fast.so" $link
 done
 
 $CXX -std=c++17 -O1 -g "$here/host.cpp" "$here/run_tests.cpp" -o "$out/run_tests"

@@ -1,4 +1,4 @@
-// __syncthreads and its _count/_and/_or variants.
+// __syncthreads and its _count/_and/_or variants, and __threadfence.
 #include "races.h"
 #include "worker.h"
 
@@ -7,14 +7,14 @@ namespace gpubook::rt {
 namespace {
 
 // Check mode: all threads must wait at the same __syncthreads() (the same source line).
-void check_same_call_site(Worker& w) {
+void check_same_call_site(Worker& w, Block& b) {
     const unsigned* dim = w.launch->block;
     uintptr_t pc0 = 0;
     int line0 = 0;
     std::vector<unsigned> here, elsewhere;
     uintptr_t other_pc = 0;
-    for (unsigned i = 0; i < w.nthreads; i++) {
-        const Thread& t = w.threads[i];
+    for (unsigned i = 0; i < b.nthreads; i++) {
+        const Thread& t = b.threads[i];
         if (!pc0) {
             pc0 = t.wait_pc;
             line0 = t.wait_line;
@@ -33,7 +33,7 @@ void check_same_call_site(Worker& w) {
                        "differs between threads is the usual cause.",
                        describe_threads(here, dim).c_str(), describe_threads(elsewhere, dim).c_str());
     d.pc = pc0;
-    set_location(d, w, &w.threads[here[0]]);
+    set_location(d, b, &b.threads[here[0]]);
     Note n;
     n.what = format("%s wait here", describe_threads(elsewhere, dim).c_str());
     n.pc = other_pc;
@@ -42,27 +42,34 @@ void check_same_call_site(Worker& w) {
     fail_block(w, std::move(d));
 }
 
-void release_barrier(Worker& w) {
-    if (w.launch->mode == Mode::Check) check_same_call_site(w);
+void release_barrier(Worker& w, Block& b) {
+    Launch& l = *w.launch;
+    if (l.mode == Mode::Check) {
+        check_same_call_site(w, b);
+        counts_converged(l, b, -1);
+    }
     int result = 0;
-    switch (w.barrier_kind) {
+    switch (b.barrier_kind) {
     case GPUBOOK_BAR_COUNT:
-        for (unsigned i = 0; i < w.nthreads; i++) result += w.threads[i].barrier_pred != 0;
+        for (unsigned i = 0; i < b.nthreads; i++) result += b.threads[i].barrier_pred != 0;
         break;
     case GPUBOOK_BAR_AND:
         result = 1;
-        for (unsigned i = 0; i < w.nthreads; i++) result &= w.threads[i].barrier_pred != 0;
+        for (unsigned i = 0; i < b.nthreads; i++) result &= b.threads[i].barrier_pred != 0;
         break;
     case GPUBOOK_BAR_OR:
-        for (unsigned i = 0; i < w.nthreads; i++) result |= w.threads[i].barrier_pred != 0;
+        for (unsigned i = 0; i < b.nthreads; i++) result |= b.threads[i].barrier_pred != 0;
         break;
     default: break;
     }
-    w.at_barrier = 0;
-    w.barrier_epoch++;
-    for (unsigned i = 0; i < w.nthreads; i++) {
-        w.threads[i].barrier_result = result;
-        make_ready(w, w.threads[i]);
+    b.at_barrier = 0;
+    b.parked -= b.nthreads;
+    b.barrier_epoch++;
+    b.idle_spins = 0;
+    w.progress++;
+    for (unsigned i = 0; i < b.nthreads; i++) {
+        b.threads[i].barrier_result = result;
+        make_ready(b, b.threads[i]);
     }
 }
 
@@ -74,19 +81,31 @@ using namespace gpubook::rt;
 
 extern "C" int gpubook_rt_syncthreads(int kind, int pred, int line) {
     Worker& w = *tls_worker;
+    Block& b = *w.blk;
     Thread& t = *w.current;
-    if (w.launch->mode == Mode::Check) races_end_slice(w); // before the epoch can change
-    if (w.at_barrier == 0) w.barrier_kind = kind;
+    if (b.at_barrier == 0) b.barrier_kind = kind;
     t.state = ThreadState::AtBarrier;
     t.wait_pc = call_site(__builtin_return_address(0));
     t.wait_line = line;
     t.barrier_pred = pred;
-    w.at_barrier++;
-    if (w.next_unstarted == w.nthreads && w.at_barrier == w.nthreads) release_barrier(w);
+    t.counts.barriers++;
+    b.at_barrier++;
+    b.parked++;
+    if (b.next_unstarted == b.nthreads && b.at_barrier == b.nthreads) release_barrier(w, b);
     park_current(w);
     return t.barrier_result;
 }
 
 extern "C" void gpubook_rt_threadfence(void) {
-    if (Worker* w = tls_worker; w && w->launch) w->launch->fenced.store(true, std::memory_order_relaxed);
+    Worker* w = tls_worker;
+    if (!w || !w->blk || !w->launch) return;
+    if (w->launch->mode == Mode::Check) races_fence(*w);
+}
+
+// __nanosleep(): the thread is waiting for something; let the others run. In check mode the
+// volatile or atomic read it waits on already counts as waiting (spin.cpp); fast mode sees no
+// reads, so the sleep itself counts.
+extern "C" void gpubook_rt_nanosleep(unsigned) {
+    Worker* w = tls_worker;
+    if (w && w->blk && w->current) yield_current(*w, w->launch->mode == Mode::Fast);
 }

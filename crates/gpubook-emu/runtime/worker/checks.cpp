@@ -1,11 +1,16 @@
-// Check mode's memory checks: the __asan_* hooks that g++ -fsanitize=kernel-address with
-// call instrumentation emits before every load and store of a kernel.
+// Check mode's memory checks: the __tsan_* hooks that g++ -fsanitize=thread emits before every
+// load and store of a kernel (and for every atomic builtin).
 //
-// We define the hooks ourselves (no ASan runtime): an access to device memory must lie in
-// a live buffer, an access to the block's shared memory in a __shared__ variable; anything
-// else (the thread's own stack, host globals) is allowed. Then the race detector sees it.
-#include "arena.h"
+// We define the hooks ourselves (no TSan runtime; compile.rs links kernels without it). ThreadSanitizer's
+// instrumentation suits us better than AddressSanitizer's: it reports every store (ASan skips
+// a store to an address the same basic block already checked), says which accesses are volatile
+// (a thread waiting for a flag) and which assume natural alignment, and routes atomics through
+// us. An access to device memory must lie in a live buffer, one to shared memory in a __shared__
+// variable; anything else (the thread's own stack, host globals) is allowed. Then the race
+// detector and the access counts see it.
 #include "checks.h"
+
+#include "arena.h"
 #include "races.h"
 #include "unwritten.h"
 #include "worker.h"
@@ -14,7 +19,17 @@ namespace gpubook::rt {
 
 namespace {
 
+// A thread that made this many device-memory accesses yields to the other threads of its
+// block, so lanes of a warp stay close together and counts.cpp can pair up their accesses.
+constexpr unsigned kLockstepAccesses = 64;
+
 const char* kind(bool write) { return write ? "write" : "read"; }
+
+[[noreturn]] void fail_here(Worker& w, Diagnostic d, uintptr_t pc) {
+    d.pc = pc;
+    set_location(d, *w.blk, w.current);
+    fail_block(w, std::move(d));
+}
 
 [[noreturn]] void report_global(Worker& w, uintptr_t a, size_t n, bool write, uintptr_t pc) {
     Diagnostic d;
@@ -39,15 +54,13 @@ const char* kind(bool write) { return write ? "write" : "read"; }
         d.message = format("out-of-bounds %s at device address %#lx, which belongs to no buffer.", kind(write),
                            (unsigned long)a);
     }
-    d.pc = pc;
-    set_location(d, w, w.current);
-    fail_block(w, std::move(d));
+    fail_here(w, std::move(d), pc);
 }
 
 [[noreturn]] void report_shared(Worker& w, uintptr_t a, size_t n, bool write, uintptr_t pc) {
     Diagnostic d;
     d.cls = "out_of_bounds";
-    const SharedVar* v = w.shared.nearest(a);
+    const SharedVar* v = w.blk->shared.nearest(a);
     if (!v) {
         d.message = format("out-of-bounds %s of shared memory: the block has no __shared__ variables.", kind(write));
     } else {
@@ -66,9 +79,34 @@ const char* kind(bool write) { return write ? "write" : "read"; }
                                v->dynamic ? ", from shared_mem_bytes" : "");
         }
     }
-    d.pc = pc;
-    set_location(d, w, w.current);
-    fail_block(w, std::move(d));
+    fail_here(w, std::move(d), pc);
+}
+
+// The largest power of two that divides a (up to 256): how the address is aligned.
+size_t alignment_of(uintptr_t a) {
+    size_t al = 1;
+    while (al < 256 && a % (al * 2) == 0) al *= 2;
+    return al;
+}
+
+[[noreturn]] void report_misaligned(Worker& w, uintptr_t a, size_t n, bool write, bool shared, uintptr_t pc) {
+    Diagnostic d;
+    d.cls = "misaligned";
+    std::string where;
+    if (shared) {
+        const SharedVar* v = w.blk->shared.find(a, 1);
+        where = v ? format("byte %zu of %s '%s'", size_t(a - v->addr), v->dynamic ? "dynamic shared memory" : "__shared__ variable", v->name)
+                  : std::string("shared memory");
+    } else {
+        const Buffer* b = g_arena.find(a, 1);
+        where = b ? format("byte %zu of buffer '%s'", size_t(a - b->addr), b->label.c_str()) : std::string("device memory");
+    }
+    d.message = format("misaligned %s: a %zu-byte access at address %#lx (%s), which is only %zu-byte aligned. "
+                       "A GPU needs every access aligned to its size (a float4 or int4 to 16 bytes, a double to "
+                       "8) and stops the kernel with \"misaligned address\". A pointer offset by a number of "
+                       "elements that is not a multiple of the vector width is the usual cause.",
+                       kind(write), n, (unsigned long)a, where.c_str(), alignment_of(a));
+    fail_here(w, std::move(d), pc);
 }
 
 } // namespace
@@ -83,65 +121,113 @@ void report_unwritten(Worker& w, uintptr_t a, size_t n, uintptr_t pc) {
                        "(clone_htod / memcpy_htod), zero it (alloc_zeros / memset_zeros), or have a kernel "
                        "write it before this one reads it.",
                        what.c_str());
-    d.pc = pc;
-    set_location(d, w, w.current);
-    fail_block(w, std::move(d));
+    fail_here(w, std::move(d), pc);
 }
 
-void check_access(uintptr_t a, size_t n, bool write, bool atomic, uintptr_t pc) {
+void check_access(uintptr_t a, size_t n, unsigned f, uintptr_t pc) {
     Worker* w = tls_worker;
-    if (!w || !w->in_block || !n) return;
+    if (!w || !w->blk || !n) return;
+    Block& b = *w->blk;
+    Thread& t = *w->current;
+    Launch& l = *w->launch;
+    bool write = f & kAccessWrite;
+    bool shared;
+    const Buffer* buf = nullptr;
     if (g_arena.contains(a)) {
+        shared = false;
         w->last_access_pc = pc;
-        if (!g_arena.find(a, n)) report_global(*w, a, n, write, pc);
+        buf = g_arena.find(a, n);
+        if (!buf) report_global(*w, a, n, write, pc);
+        if ((f & kAccessAligned) && a % n) report_misaligned(*w, a, n, write, false, pc);
+        // An atomic that reads (all but exchange and store) was checked by its caller.
         if (write) unwritten_clear(a, n);
         else if (unwritten_any(a, n)) report_unwritten(*w, a, n, pc);
-        if (w->launch->mode == Mode::Check) race_check(*w, a, n, write, atomic, pc, false);
-    } else if (w->shared.contains(a)) {
+    } else if (b.shared.contains(a)) {
+        shared = true;
         w->last_access_pc = pc;
-        if (!w->shared.find(a, n)) report_shared(*w, a, n, write, pc);
-        if (w->launch->mode == Mode::Check) race_check(*w, a, n, write, atomic, pc, true);
+        if (!b.shared.find(a, n)) report_shared(*w, a, n, write, pc);
+        if ((f & kAccessAligned) && a % n) report_misaligned(*w, a, n, write, true, pc);
+    } else {
+        return; // the thread's stack, a host global: not device memory
     }
+    race_check(*w, a, n, f, pc, shared);
+    if (f & kAccessRmw) counts_atomic(l, t, shared, buf);
+    else counts_access(l, b, t, a, n, write, shared, buf, pc);
+    if (++t.slice_accesses >= kLockstepAccesses) yield_current(*w, false);
 }
 
 } // namespace gpubook::rt
 
-using gpubook::rt::call_site;
-using gpubook::rt::check_access;
+using namespace gpubook::rt;
 
-#define GPUBOOK_HOOKS(SIZE)                                                                       \
-    extern "C" void __asan_load##SIZE##_noabort(void* p) {                                        \
-        check_access(reinterpret_cast<uintptr_t>(p), SIZE, false, false, call_site(__builtin_return_address(0))); \
-    }                                                                                             \
-    extern "C" void __asan_store##SIZE##_noabort(void* p) {                                       \
-        check_access(reinterpret_cast<uintptr_t>(p), SIZE, true, false, call_site(__builtin_return_address(0)));  \
-    }                                                                                             \
-    extern "C" void __asan_load##SIZE(void* p) {                                                  \
-        check_access(reinterpret_cast<uintptr_t>(p), SIZE, false, false, call_site(__builtin_return_address(0))); \
-    }                                                                                             \
-    extern "C" void __asan_store##SIZE(void* p) {                                                 \
-        check_access(reinterpret_cast<uintptr_t>(p), SIZE, true, false, call_site(__builtin_return_address(0)));  \
+namespace {
+
+inline uintptr_t caller(void* ra) { return call_site(ra); }
+
+inline void access(void* p, size_t n, unsigned flags, void* ra) {
+    check_access(reinterpret_cast<uintptr_t>(p), n, flags, caller(ra));
+}
+
+// A volatile read: also a place where a thread may be waiting for another one.
+template <class T> inline void volatile_read(void* p, void* ra) {
+    uintptr_t pc = caller(ra);
+    check_access(reinterpret_cast<uintptr_t>(p), sizeof(T), kAccessSync | kAccessAligned, pc);
+    Worker* w = tls_worker;
+    if (!w || !w->blk) return;
+    auto value = [p] {
+        uint64_t bits = 0;
+        __builtin_memcpy(&bits, p, sizeof(T) < 8 ? sizeof(T) : 8);
+        return bits;
+    };
+    uintptr_t a = reinterpret_cast<uintptr_t>(p);
+    if (!spin_point(*w, pc, a, value())) return;
+    // The hook runs before the load, so after a wait the load reads what others wrote meanwhile:
+    // note the new value (a change is progress), and acquire what was released with it.
+    spin_point(*w, pc, a, value(), false);
+    if (g_arena.contains(a)) races_acquire(*w, a);
+}
+
+} // namespace
+
+#define GPUBOOK_SIZED_HOOKS(N)                                                                            \
+    extern "C" void __tsan_read##N(void* p) { access(p, N, kAccessAligned, __builtin_return_address(0)); } \
+    extern "C" void __tsan_write##N(void* p) {                                                           \
+        access(p, N, kAccessWrite | kAccessAligned, __builtin_return_address(0));                        \
+    }                                                                                                    \
+    extern "C" void __tsan_unaligned_read##N(void* p) { access(p, N, 0, __builtin_return_address(0)); }  \
+    extern "C" void __tsan_unaligned_write##N(void* p) {                                                 \
+        access(p, N, kAccessWrite, __builtin_return_address(0));                                         \
+    }                                                                                                    \
+    extern "C" void __tsan_volatile_write##N(void* p) {                                                  \
+        access(p, N, kAccessWrite | kAccessSync | kAccessAligned, __builtin_return_address(0));          \
+    }                                                                                                    \
+    extern "C" void __tsan_unaligned_volatile_write##N(void* p) {                                        \
+        access(p, N, kAccessWrite | kAccessSync, __builtin_return_address(0));                           \
     }
-GPUBOOK_HOOKS(1)
-GPUBOOK_HOOKS(2)
-GPUBOOK_HOOKS(4)
-GPUBOOK_HOOKS(8)
-GPUBOOK_HOOKS(16)
-#undef GPUBOOK_HOOKS
+GPUBOOK_SIZED_HOOKS(1)
+GPUBOOK_SIZED_HOOKS(2)
+GPUBOOK_SIZED_HOOKS(4)
+GPUBOOK_SIZED_HOOKS(8)
+GPUBOOK_SIZED_HOOKS(16)
+#undef GPUBOOK_SIZED_HOOKS
 
-extern "C" void __asan_loadN_noabort(void* p, size_t n) {
-    check_access(reinterpret_cast<uintptr_t>(p), n, false, false, call_site(__builtin_return_address(0)));
-}
-extern "C" void __asan_storeN_noabort(void* p, size_t n) {
-    check_access(reinterpret_cast<uintptr_t>(p), n, true, false, call_site(__builtin_return_address(0)));
-}
-extern "C" void __asan_loadN(void* p, size_t n) {
-    check_access(reinterpret_cast<uintptr_t>(p), n, false, false, call_site(__builtin_return_address(0)));
-}
-extern "C" void __asan_storeN(void* p, size_t n) {
-    check_access(reinterpret_cast<uintptr_t>(p), n, true, false, call_site(__builtin_return_address(0)));
-}
-// Emitted before calls that do not return; nothing to clean up without an ASan runtime.
-extern "C" void __asan_handle_no_return(void) {}
-extern "C" void __asan_before_dynamic_init(const char*) {}
-extern "C" void __asan_after_dynamic_init(void) {}
+extern "C" void __tsan_volatile_read1(void* p) { volatile_read<uint8_t>(p, __builtin_return_address(0)); }
+extern "C" void __tsan_volatile_read2(void* p) { volatile_read<uint16_t>(p, __builtin_return_address(0)); }
+extern "C" void __tsan_volatile_read4(void* p) { volatile_read<uint32_t>(p, __builtin_return_address(0)); }
+extern "C" void __tsan_volatile_read8(void* p) { volatile_read<uint64_t>(p, __builtin_return_address(0)); }
+extern "C" void __tsan_volatile_read16(void* p) { volatile_read<unsigned __int128>(p, __builtin_return_address(0)); }
+extern "C" void __tsan_unaligned_volatile_read2(void* p) { access(p, 2, kAccessSync, __builtin_return_address(0)); }
+extern "C" void __tsan_unaligned_volatile_read4(void* p) { access(p, 4, kAccessSync, __builtin_return_address(0)); }
+extern "C" void __tsan_unaligned_volatile_read8(void* p) { access(p, 8, kAccessSync, __builtin_return_address(0)); }
+extern "C" void __tsan_unaligned_volatile_read16(void* p) { access(p, 16, kAccessSync, __builtin_return_address(0)); }
+
+// Aggregates (a float3, a struct) and accesses of unusual size come as ranges.
+extern "C" void __tsan_read_range(void* p, unsigned long n) { access(p, n, 0, __builtin_return_address(0)); }
+extern "C" void __tsan_write_range(void* p, unsigned long n) { access(p, n, kAccessWrite, __builtin_return_address(0)); }
+
+// Emitted for calls; nothing to track (compile.rs turns them off where the compiler can).
+extern "C" void __tsan_func_entry(void*) {}
+extern "C" void __tsan_func_exit(void) {}
+extern "C" void __tsan_init(void) {}
+extern "C" void __tsan_vptr_update(void**, void*) {}
+extern "C" void __tsan_vptr_read(void**) {}

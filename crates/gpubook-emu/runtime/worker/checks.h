@@ -1,4 +1,4 @@
-// Bounds (and, in check mode, race) checking of one memory access by the running CUDA thread.
+// Check mode's memory checks, on every load and store a kernel makes.
 #pragma once
 
 #include <cstddef>
@@ -6,8 +6,18 @@
 
 namespace gpubook::rt {
 
-// `pc` is the kernel's instruction that made the access. Ends the block on a violation.
-void check_access(uintptr_t addr, size_t n, bool write, bool atomic, uintptr_t pc);
+// What an access is (flags of check_access).
+enum AccessFlags : unsigned {
+    kAccessWrite = 1,   // a store (or the write half of an atomic)
+    kAccessSync = 2,    // volatile or atomic: communication between threads, never a race with another
+    kAccessAligned = 4, // the compiler assumed natural alignment (a GPU faults when it is not)
+    kAccessRmw = 8,     // an atomic read-modify-write (counted as an atomic, not a load or store)
+    kAccessRelease = 16 // an atomic with release order: a __threadfence() comes with it
+};
+
+// `pc` is the kernel's instruction that made the access. Ends the block on a violation; may
+// let other threads run (check mode interleaves them).
+void check_access(uintptr_t addr, size_t n, unsigned flags, uintptr_t pc);
 
 struct Worker;
 // Ends the block with an `uninitialized_read` of [addr, addr+n).

@@ -11,20 +11,20 @@ using namespace gpubook::rt;
 extern "C" void* gpubook_rt_shared_var(int id, const char* name, size_t bytes, size_t align, size_t elem) {
     Worker& w = *tls_worker;
     std::string error;
-    void* p = w.shared.variable(id, name, bytes, align, elem, &error);
+    void* p = w.blk->shared.variable(id, name, bytes, align, elem, &error);
     if (!p) {
         Diagnostic d;
         d.cls = "launch_config";
         d.message = error;
         d.pc = call_site(__builtin_return_address(0));
-        set_location(d, w, w.current);
+        set_location(d, *w.blk, w.current);
         fail_block(w, std::move(d));
     }
     return p;
 }
 
 extern "C" void* gpubook_rt_dynamic_shared(const char* name, size_t elem) {
-    return tls_worker->shared.dynamic_region(name, elem);
+    return tls_worker->blk->shared.dynamic_region(name, elem);
 }
 
 namespace {
@@ -79,19 +79,10 @@ uint64_t atomic_rmw(int op, void* addr, uint64_t value, uint64_t compare) {
 extern "C" uint64_t gpubook_rt_atomic(int op, int type, void* addr, uint64_t value, uint64_t compare) {
     size_t size = (type == GPUBOOK_T_I64 || type == GPUBOOK_T_U64 || type == GPUBOOK_T_F64) ? 8 : 4;
     uintptr_t pc = call_site(__builtin_return_address(0));
+    uintptr_t a = reinterpret_cast<uintptr_t>(addr);
     // Every atomic but atomicExch reads the old value: atomicAdd on a counter nobody zeroed.
-    if (op != GPUBOOK_ATOM_EXCH && unwritten_any(reinterpret_cast<uintptr_t>(addr), size))
-        report_unwritten(*tls_worker, reinterpret_cast<uintptr_t>(addr), size, pc);
-    check_access(reinterpret_cast<uintptr_t>(addr), size, true, true, pc);
-    if (reinterpret_cast<uintptr_t>(addr) % size) {
-        Worker& w = *tls_worker;
-        Diagnostic d;
-        d.cls = "out_of_bounds";
-        d.message = format("misaligned atomic: address %p is not a multiple of %zu bytes", addr, size);
-        d.pc = pc;
-        set_location(d, w, w.current);
-        fail_block(w, std::move(d));
-    }
+    if (op != GPUBOOK_ATOM_EXCH && unwritten_any(a, size)) report_unwritten(*tls_worker, a, size, pc);
+    check_access(a, size, kAccessWrite | kAccessSync | kAccessRmw | kAccessAligned, pc);
     uint64_t old;
     switch (type) {
     case GPUBOOK_T_I32: old = atomic_rmw<int32_t, uint32_t>(op, addr, value, compare); break;
@@ -101,7 +92,9 @@ extern "C" uint64_t gpubook_rt_atomic(int op, int type, void* addr, uint64_t val
     case GPUBOOK_T_F32: old = atomic_rmw<float, uint32_t>(op, addr, value, compare); break;
     default: old = atomic_rmw<double, uint64_t>(op, addr, value, compare); break;
     }
-    races_atomic_done(reinterpret_cast<uintptr_t>(addr), size);
+    // A loop of atomics that keep finding the same value (a lock, a flag read with
+    // atomicAdd(p, 0)) waits for someone else.
+    if (Worker* w = tls_worker; w && w->blk) spin_point(*w, pc, a, old);
     return old;
 }
 
@@ -112,7 +105,7 @@ namespace {
     d.cls = "trap";
     d.message = std::move(message);
     d.pc = pc;
-    set_location(d, *w, w->current);
+    set_location(d, *w->blk, w->current);
     fail_block(*w, std::move(d));
 }
 } // namespace

@@ -36,6 +36,7 @@ Json& Json::key(const char* k) {
     return *this;
 }
 Json& Json::begin_object() { if (len_) key(nullptr); raw("{"); need_comma_ = false; return *this; }
+Json& Json::begin_object(const char* k) { key(k); raw("{"); need_comma_ = false; return *this; }
 Json& Json::end_object() { raw("}"); need_comma_ = true; return *this; }
 Json& Json::begin_array(const char* k) { key(k); raw("["); need_comma_ = false; return *this; }
 Json& Json::end_array() { raw("]"); need_comma_ = true; return *this; }

@@ -11,6 +11,7 @@ class Json {
 public:
     Json() { buf_[0] = 0; }
     Json& begin_object();
+    Json& begin_object(const char* key); // a member object: "key":{
     Json& end_object();
     Json& begin_array(const char* key); // key may be null inside an array
     Json& end_array();

@@ -7,6 +7,7 @@
 #include "watchdog.h"
 #include "worker.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -16,12 +17,29 @@
 namespace gpubook::rt {
 
 std::atomic<Launch*> g_active_launch{nullptr};
+DeviceShape g_device;
 
 namespace {
 
 uint64_t g_timeout_ms = 60000;
-std::vector<std::unique_ptr<Worker>> g_workers;
+constexpr int kMaxWorkers = 256;
+std::unique_ptr<Worker> g_workers[kMaxWorkers];
+std::atomic<int> g_worker_count{0};
+std::mutex g_workers_mutex;
 uint64_t g_launch_counter = 0;
+
+// Fast mode's OS threads beyond the first, which launch_poll may add to while a launch runs.
+struct Helpers {
+    std::mutex mutex;
+    std::vector<std::thread> threads;
+    bool closed = true;
+    int next_index = 1;
+    unsigned limit = 1;
+    uint64_t last_done = 0;
+    std::chrono::steady_clock::time_point last_change;
+} g_helpers;
+// How long fast mode waits without a finished block before adding an OS thread.
+constexpr auto kStallBeforeGrowing = std::chrono::milliseconds(50);
 
 // GPU limits (compute capability 5.0 and later).
 constexpr unsigned kMaxBlockDim[3] = {1024, 1024, 64};
@@ -55,6 +73,15 @@ std::string config_error(const LaunchRequest& r) {
     return "";
 }
 
+// Blocks of this shape the emulated device holds at once: per SM, as many as its threads,
+// its block slots and its shared memory allow.
+uint64_t resident_limit(unsigned threads_per_block, size_t shared_per_block) {
+    unsigned warps = (threads_per_block + kWarpSize - 1) / kWarpSize;
+    uint64_t per_sm = std::min<uint64_t>(g_device.blocks_per_sm, g_device.threads_per_sm / (warps * kWarpSize));
+    if (shared_per_block) per_sm = std::min<uint64_t>(per_sm, g_device.shared_per_sm / shared_per_block);
+    return std::max<uint64_t>(1, per_sm * g_device.sms);
+}
+
 void fail_reply(Json& reply, const char* cls, std::string message) {
     Diagnostic d;
     d.cls = cls;
@@ -62,36 +89,61 @@ void fail_reply(Json& reply, const char* cls, std::string message) {
     write_failure(reply, d);
 }
 
-// Runs blocks until there are none left or the launch failed.
 void work(Worker& w, Launch& l) {
     tls_worker = &w;
     w.os_thread = pthread_self();
-    prepare_worker(w, l);
-    for (;;) {
-        if (l.failed.load(std::memory_order_relaxed)) break;
-        uint64_t b = l.next_block.fetch_add(1, std::memory_order_relaxed);
-        if (b >= l.total_blocks) break;
-        run_block(w, b);
-    }
-    w.launch = nullptr;
+    run_blocks(w, l);
     tls_worker = nullptr;
+}
+
+// Under g_helpers.mutex.
+void spawn_helper(Launch& l) {
+    int i = g_helpers.next_index++;
+    worker_at(i); // created before the thread (and the watchdog) look at it
+    g_helpers.threads.emplace_back([&l, i] {
+        Worker& w = worker_at(i);
+        install_signal_stack(w);
+        work(w, l);
+    });
 }
 
 } // namespace
 
 Worker& worker_at(int index) {
-    while (int(g_workers.size()) <= index) {
-        auto w = std::make_unique<Worker>();
-        w->index = int(g_workers.size());
-        w->shared.init();
-        g_workers.push_back(std::move(w));
+    std::lock_guard<std::mutex> lock(g_workers_mutex);
+    while (g_worker_count.load() <= index) {
+        int i = g_worker_count.load();
+        g_workers[i] = std::make_unique<Worker>();
+        g_workers[i]->index = i;
+        g_worker_count.store(i + 1);
     }
-    return *g_workers[size_t(index)];
+    return *g_workers[index];
 }
 
-int worker_count() { return int(g_workers.size()); }
+int worker_count() { return g_worker_count.load(); }
 
 void set_launch_timeout_ms(uint64_t ms) { g_timeout_ms = ms; }
+
+void launch_poll() {
+    Launch* l = g_active_launch.load();
+    if (!l || l->mode != Mode::Fast) return;
+    std::lock_guard<std::mutex> lock(g_helpers.mutex);
+    if (g_helpers.closed) return;
+    auto now = std::chrono::steady_clock::now();
+    uint64_t done = l->blocks_done.load();
+    if (done != g_helpers.last_done) {
+        g_helpers.last_done = done;
+        g_helpers.last_change = now;
+        return;
+    }
+    // Only a grid the device holds at once can rely on its blocks running together.
+    bool coresident = l->total_blocks <= l->resident_limit.load();
+    if (!coresident || now - g_helpers.last_change < kStallBeforeGrowing) return;
+    if (l->next_block.load() >= l->total_blocks || l->failed.load()) return;
+    if (unsigned(g_helpers.next_index) >= g_helpers.limit) return;
+    spawn_helper(*l);
+    g_helpers.last_change = now;
+}
 
 void run_launch(const LaunchRequest& req, Json& reply) {
     Module* m = find_module(req.module);
@@ -129,28 +181,47 @@ void run_launch(const LaunchRequest& req, Json& reply) {
     l.mode = req.check ? Mode::Check : Mode::Fast;
     l.total_blocks = uint64_t(l.grid[0]) * l.grid[1] * l.grid[2];
     l.threads_per_block = l.block[0] * l.block[1] * l.block[2];
+    l.resident_limit.store(resident_limit(l.threads_per_block, l.dynamic_shared_bytes));
 
     auto start = std::chrono::steady_clock::now();
-    if (l.mode == Mode::Check) races_begin_launch(l);
-    else unwritten_forget_all(); // fast mode's stores are invisible: stop tracking
+    if (l.mode == Mode::Check) {
+        races_begin_launch(l);
+        counts_begin_launch(l);
+    } else {
+        unwritten_forget_all(); // fast mode's stores are invisible: stop tracking
+    }
     unsigned nthreads = 1;
     if (l.mode == Mode::Fast) {
         nthreads = req.threads ? req.threads : std::max(1u, std::thread::hardware_concurrency());
         if (nthreads > l.total_blocks) nthreads = unsigned(l.total_blocks);
-        if (nthreads > 256) nthreads = 256;
+        if (nthreads > unsigned(kMaxWorkers)) nthreads = kMaxWorkers;
     }
     for (unsigned i = 0; i < nthreads; i++) worker_at(int(i)); // create before threads (and the watchdog) look
+    {
+        std::lock_guard<std::mutex> lock(g_helpers.mutex);
+        g_helpers.closed = false;
+        g_helpers.next_index = 1;
+        g_helpers.limit = unsigned(std::min<uint64_t>(kMaxWorkers, std::max<uint64_t>(nthreads, l.total_blocks)));
+        g_helpers.last_done = 0;
+        g_helpers.last_change = start;
+        for (unsigned i = 1; i < nthreads; i++) spawn_helper(l);
+    }
     g_active_launch.store(&l);
     watchdog_arm(l.id, g_timeout_ms);
-    std::vector<std::thread> helpers;
-    for (unsigned i = 1; i < nthreads; i++)
-        helpers.emplace_back([&l, i] {
-            Worker& w = worker_at(int(i));
-            install_signal_stack(w);
-            work(w, l);
-        });
     work(worker_at(0), l);
-    for (auto& t : helpers) t.join();
+    for (;;) { // join the helpers, including any launch_poll adds meanwhile
+        std::thread t;
+        {
+            std::lock_guard<std::mutex> lock(g_helpers.mutex);
+            if (g_helpers.threads.empty()) {
+                g_helpers.closed = true;
+                break;
+            }
+            t = std::move(g_helpers.threads.back());
+            g_helpers.threads.pop_back();
+        }
+        t.join();
+    }
     watchdog_disarm();
     g_active_launch.store(nullptr);
     if (l.mode == Mode::Check) races_end_launch();
@@ -160,7 +231,9 @@ void run_launch(const LaunchRequest& req, Json& reply) {
     if (l.failed.load()) {
         write_failure(reply, l.error);
     } else {
-        reply.begin_object().boolean("ok", true).num("ns", ns).end_object();
+        reply.begin_object().boolean("ok", true).num("ns", ns);
+        if (l.mode == Mode::Check) counts_write(reply, l.counts);
+        reply.end_object();
     }
 }
 

@@ -1,5 +1,5 @@
-// One LAUNCH: validate the configuration as a GPU would, run the blocks (in order on this
-// thread in check mode, spread over OS threads in fast mode), reply.
+// One LAUNCH: validate the configuration as a GPU would, run the blocks (on this thread in
+// check mode, spread over OS threads in fast mode), reply.
 #pragma once
 
 #include "json.h"
@@ -26,5 +26,10 @@ void run_launch(const LaunchRequest& req, Json& reply);
 
 // Per-launch time limit in milliseconds (TIMEOUT command); 0 disables the worker's own watchdog.
 void set_launch_timeout_ms(uint64_t ms);
+
+// Called by the watchdog thread every few milliseconds: in fast mode, when no block has
+// finished for a while and blocks are still waiting to start, add an OS thread, so blocks that
+// wait for blocks not yet started (a persistent kernel) get to run together.
+void launch_poll();
 
 } // namespace gpubook::rt

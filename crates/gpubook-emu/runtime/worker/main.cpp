@@ -131,6 +131,14 @@ void handle(const std::string& line, Json& j) {
         return ok(j);
     }
     if (cmd == "LAUNCH") return launch(w, j);
+    if (cmd == "DEVICE") { // DEVICE <sms> <threads per sm> <blocks per sm> <shared bytes per sm>
+        uint64_t v[4];
+        bool good = w.size() == 5;
+        for (int i = 0; good && i < 4; i++) good = parse_u64(w[size_t(1 + i)], 10, &v[i]) && v[i] > 0;
+        if (!good) return error(j, "protocol", "usage: DEVICE <sms> <threads per sm> <blocks per sm> <shared bytes per sm>");
+        g_device = DeviceShape{unsigned(v[0]), unsigned(v[1]), unsigned(v[2]), size_t(v[3])};
+        return ok(j);
+    }
     if (cmd == "TIMEOUT") {
         if (w.size() != 2 || !parse_u64(w[1], 10, &a)) return error(j, "protocol", "usage: TIMEOUT <ms>");
         set_launch_timeout_ms(a);

@@ -1,11 +1,12 @@
 #include "races.h"
 
 #include "arena.h"
-#include "unwritten.h"
+#include "checks.h"
 #include "worker.h"
 
+#include <algorithm>
 #include <cstring>
-#include <vector>
+#include <unordered_map>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -13,14 +14,15 @@ namespace gpubook::rt {
 
 namespace {
 
-constexpr uint16_t kWrite = 1u << 13, kAtomic = 1u << 14, kThreadMask = (1u << 13) - 1;
+constexpr uint16_t kWrite = 1u << 13, kSync = 1u << 14, kThreadMask = (1u << 13) - 1;
 
 struct Access {
     uint32_t block;
     uint32_t epoch;
+    uint32_t clock; // the block's clock (races.h) at the access
+    uint32_t pc;    // offset from the kernel's .so base
     uint16_t warp_epoch;
-    uint16_t who; // thread + 1 (0: no access), | kWrite | kAtomic
-    uint32_t pc;  // offset from the kernel's .so base
+    uint16_t who; // thread + 1 (0: no access), | kWrite | kSync
     // The bytes of the word accessed (bit k: byte k). Threads that store neighbouring bytes
     // (a u8 image, one pixel per thread) do not race: CUDA stores are byte-granular. Only the
     // last write is kept, so a read racing with an earlier write to other bytes of the word
@@ -41,77 +43,62 @@ Word* reserve(size_t words) {
 Word* g_global = nullptr;   // one Word per 4 bytes of the arena
 bool g_global_failed = false;
 size_t g_touched_lo = SIZE_MAX, g_touched_hi = 0;
-Word* g_shared = nullptr;   // one Word per 4 bytes of worker 0's shared memory
-size_t g_shared_words_used = 0;
 constexpr size_t kSharedShadowWords = (1 << 20) / 4;
 
-// Loads of the running slice, with the bytes they saw (see races.h).
-struct Pending {
-    uintptr_t addr;
-    size_t n;
-    uintptr_t pc;
-    bool shared;
-    unsigned char seen[16];
-};
-std::vector<Pending> g_pending;
-// A filter of the addresses already pending in this slice, so a loop that reads one address
-// over and over (a spin-wait) adds it once. Entries of older slices are stale by generation.
-struct Seen {
-    uintptr_t addr;
-    uint64_t slice;
-};
-constexpr size_t kSeenSlots = 4096;
-Seen g_seen[kSeenSlots];
-uint64_t g_slice = 1;
-// A thread that reads more distinct words than this in one slice gets its snapshots compared
-// early (writes after that point to words read before it can be missed).
-constexpr size_t kMaxPending = size_t(1) << 20;
+// Per word that a release stored to: the releases a load of it acquires.
+std::unordered_map<uintptr_t, Clock> g_sync;
 
 unsigned thread_of(const Access& a) { return unsigned(a.who & kThreadMask) - 1; }
 
-bool conflicts(const Access& prev, const Access& cur, bool shared, bool fenced) {
+bool conflicts(const Access& prev, const Access& cur, bool shared, const Block& b) {
     if (!prev.who) return false;
     if (!((prev.who | cur.who) & kWrite)) return false;
     if (!(prev.bytes & cur.bytes)) return false;
-    if ((prev.who & kAtomic) && (cur.who & kAtomic)) return false;
-    if (prev.block != cur.block) return !shared && !fenced;
+    if ((prev.who & kSync) && (cur.who & kSync)) return false;
+    if (prev.block != cur.block) return !shared && b.acquired.get(prev.block) < prev.clock;
     if (thread_of(prev) == thread_of(cur)) return false;
     if (prev.epoch != cur.epoch) return false;
     bool same_warp = thread_of(prev) / kWarpSize == thread_of(cur) / kWarpSize;
     return !(same_warp && prev.warp_epoch != cur.warp_epoch);
 }
 
-std::string element_name(Worker& w, uintptr_t a, bool shared) {
+std::string element_name(const Block& b, uintptr_t a, bool shared) {
     if (shared) {
-        if (const SharedVar* v = w.shared.find(a, 1))
+        if (const SharedVar* v = b.shared.find(a, 1))
             return format("element %zu of __shared__ '%s'", size_t(a - v->addr) / v->elem_size, v->name);
         return "shared memory";
     }
-    if (const Buffer* b = g_arena.find(a, 1)) {
-        size_t es = b->elem_size ? b->elem_size : 4;
-        return format("%s[%zu]", b->label.c_str(), size_t(a - b->addr) / es);
+    if (const Buffer* buf = g_arena.find(a, 1)) {
+        size_t es = buf->elem_size ? buf->elem_size : 4;
+        return format("%s[%zu]", buf->label.c_str(), size_t(a - buf->addr) / es);
     }
     return "device memory";
 }
 
+const char* verb(const Access& x, bool past) {
+    bool wr = x.who & kWrite, sync = x.who & kSync;
+    if (sync && wr) return past ? "updated it atomically" : "updates it atomically";
+    if (sync) return past ? "read it atomically" : "reads it atomically";
+    return wr ? (past ? "wrote" : "writes") : (past ? "read" : "reads");
+}
+
 [[noreturn]] void report(Worker& w, const Access& prev, const Access& cur, uintptr_t addr, bool shared) {
     const Launch& l = *w.launch;
-    auto verb = [](const Access& x, bool past) {
-        bool wr = x.who & kWrite, at = x.who & kAtomic;
-        if (at) return past ? "updated it atomically" : "updates it atomically";
-        return wr ? (past ? "wrote" : "writes") : (past ? "read" : "reads");
-    };
+    const Block& b = *w.blk;
     unsigned me[3], other[3], other_block[3];
     linear_to_coords(thread_of(cur), l.block, me);
     linear_to_coords(thread_of(prev), l.block, other);
     linear_to_coords(prev.block, l.grid, other_block);
-    std::string where = element_name(w, addr, shared);
+    std::string where = element_name(b, addr, shared);
     Diagnostic d;
     d.cls = "race";
     if (prev.block != cur.block) {
         d.message = format("data race between blocks on %s: thread %s of this block %s it, and thread %s of block "
-                           "%s %s it in the same launch. Blocks run in no fixed order and cannot wait for each "
-                           "other: use atomics, or split the work into two kernel launches.",
+                           "%s %s it in the same launch, with nothing ordering the two. Blocks run in no fixed "
+                           "order: use atomics, split the work into two kernel launches, or hand the data over "
+                           "with a flag (the writer writes the data, calls __threadfence(), then sets the flag "
+                           "with an atomic or volatile store; the reader waits until an atomic or volatile load "
+                           "sees the flag, then reads the data).",
                            where.c_str(), coords(me).c_str(), verb(cur, false), coords(other).c_str(),
                            coords(other_block).c_str(), verb(prev, true));
     } else {
@@ -128,7 +115,7 @@ std::string element_name(Worker& w, uintptr_t a, bool shared) {
                                        "depend on it.");
     }
     d.pc = l.module_base + cur.pc;
-    set_location(d, w, w.current);
+    set_location(d, b, w.current);
     Note n;
     n.what = format("the other access: thread %s of block %s %s %s here", coords(other).c_str(),
                     coords(other_block).c_str(), verb(prev, true), where.c_str());
@@ -140,19 +127,75 @@ std::string element_name(Worker& w, uintptr_t a, bool shared) {
     fail_block(w, std::move(d));
 }
 
+// Acquire and release through a synchronising access of a global word.
+void synchronise(Block& b, Thread& t, uintptr_t word, unsigned f) {
+    bool write = f & kAccessWrite, reads = !write || (f & kAccessRmw);
+    if (reads) {
+        auto it = g_sync.find(word);
+        if (it != g_sync.end()) b.acquired.join(it->second);
+    }
+    if (!write) return;
+    uint32_t released = t.release_clock;
+    if (f & kAccessRelease) { // an atomic with release order is a fence and a store
+        released = t.release_clock = b.clock;
+        b.clock++;
+    }
+    if (!released) return; // a flag set without a fence before it publishes nothing
+    Clock& c = g_sync[word];
+    c.join(b.acquired);
+    c.raise(uint32_t(b.linear), released);
+}
+
 } // namespace
+
+uint32_t Clock::get(uint32_t block) const {
+    auto it = std::lower_bound(entries.begin(), entries.end(), block,
+                               [](const std::pair<uint32_t, uint32_t>& e, uint32_t k) { return e.first < k; });
+    return it != entries.end() && it->first == block ? it->second : 0;
+}
+
+void Clock::raise(uint32_t block, uint32_t clock) {
+    auto it = std::lower_bound(entries.begin(), entries.end(), block,
+                               [](const std::pair<uint32_t, uint32_t>& e, uint32_t k) { return e.first < k; });
+    if (it != entries.end() && it->first == block) it->second = std::max(it->second, clock);
+    else entries.insert(it, {block, clock});
+}
+
+void Clock::join(const Clock& other) {
+    if (other.entries.empty()) return;
+    if (entries.empty()) {
+        entries = other.entries;
+        return;
+    }
+    std::vector<std::pair<uint32_t, uint32_t>> out;
+    out.reserve(entries.size() + other.entries.size());
+    size_t i = 0, j = 0;
+    while (i < entries.size() || j < other.entries.size()) {
+        if (j == other.entries.size() || (i < entries.size() && entries[i].first < other.entries[j].first)) {
+            out.push_back(entries[i++]);
+        } else if (i == entries.size() || other.entries[j].first < entries[i].first) {
+            out.push_back(other.entries[j++]);
+        } else {
+            out.push_back({entries[i].first, std::max(entries[i].second, other.entries[j].second)});
+            i++;
+            j++;
+        }
+    }
+    entries.swap(out);
+}
 
 void races_begin_launch(Launch&) {
     if (!g_global && !g_global_failed && g_arena.bytes()) {
         g_global = reserve(g_arena.bytes() / 4 + 1);
         g_global_failed = g_global == nullptr; // no address space: global races go unchecked
     }
+    g_sync.clear();
 }
 
 void races_end_launch() {
     if (g_global && g_touched_lo <= g_touched_hi) {
         // Give the touched shadow pages back: they read as zeros (no access) afterwards, and
-        // a big check-mode launch does not keep its shadow (12x the data) resident.
+        // a big check-mode launch does not keep its shadow (18x the data) resident.
         size_t ps = size_t(sysconf(_SC_PAGESIZE));
         uintptr_t from = reinterpret_cast<uintptr_t>(g_global + g_touched_lo) & ~(ps - 1);
         uintptr_t to = reinterpret_cast<uintptr_t>(g_global + g_touched_hi + 1);
@@ -160,53 +203,76 @@ void races_end_launch() {
     }
     g_touched_lo = SIZE_MAX;
     g_touched_hi = 0;
-    g_pending.clear();
+    g_sync.clear();
 }
 
-void races_begin_block(Worker& w) {
-    g_pending.clear();
-    if (!g_shared) g_shared = reserve(kSharedShadowWords);
-    if (g_shared) std::memset(g_shared, 0, g_shared_words_used * sizeof(Word));
-    g_shared_words_used = 0;
-    (void)w;
+void races_begin_block(Block& b) {
+    if (!b.shared_shadow) b.shared_shadow = reserve(kSharedShadowWords);
+    if (b.shared_shadow) std::memset(b.shared_shadow, 0, b.shared_shadow_used * sizeof(Word));
+    b.shared_shadow_used = 0;
+    b.clock = 1;
+    b.acquired.clear();
 }
 
-void race_check(Worker& w, uintptr_t addr, size_t n, bool write, bool atomic, uintptr_t pc, bool shared) {
+void races_fence(Worker& w) {
+    Block& b = *w.blk;
+    w.current->release_clock = b.clock;
+    b.clock++;
+}
+
+void races_acquire(Worker& w, uintptr_t addr) {
+    auto it = g_sync.find(addr & ~uintptr_t(3));
+    if (it != g_sync.end()) w.blk->acquired.join(it->second);
+}
+
+uint32_t races_last_writer(uintptr_t addr) {
+    if (!g_global || !g_arena.contains(addr)) return UINT32_MAX;
+    const Access& a = g_global[(addr - g_arena.base()) / 4].write;
+    return a.who ? a.block : UINT32_MAX;
+}
+
+void race_check(Worker& w, uintptr_t addr, size_t n, unsigned f, uintptr_t pc, bool shared) {
+    Block& b = *w.blk;
+    Thread& t = *w.current;
+    bool write = f & kAccessWrite;
     Word* table;
+    uintptr_t base;
     size_t first, last;
     if (shared) {
-        if (!g_shared) return;
-        table = g_shared;
-        first = (addr - w.shared.base()) / 4;
-        last = (addr + n - 1 - w.shared.base()) / 4;
+        table = static_cast<Word*>(b.shared_shadow);
+        if (!table) return;
+        base = b.shared.base();
+        first = (addr - base) / 4;
+        last = (addr + n - 1 - base) / 4;
         if (last >= kSharedShadowWords) return;
-        if (last + 1 > g_shared_words_used) g_shared_words_used = last + 1;
+        if (last + 1 > b.shared_shadow_used) b.shared_shadow_used = last + 1;
     } else {
+        if ((f & kAccessSync)) synchronise(b, t, addr & ~uintptr_t(3), f);
         if (!g_global) return;
         table = g_global;
-        first = (addr - g_arena.base()) / 4;
-        last = (addr + n - 1 - g_arena.base()) / 4;
+        base = g_arena.base();
+        first = (addr - base) / 4;
+        last = (addr + n - 1 - base) / 4;
         if (first < g_touched_lo) g_touched_lo = first;
         if (last > g_touched_hi) g_touched_hi = last;
     }
-    const Thread& t = *w.current;
     Access cur;
-    cur.block = uint32_t(w.block_linear);
-    cur.epoch = w.barrier_epoch;
-    cur.warp_epoch = w.warps[t.linear / kWarpSize].epoch;
-    cur.who = uint16_t((t.linear + 1) | (write ? kWrite : 0) | (atomic ? kAtomic : 0));
+    cur.block = uint32_t(b.linear);
+    cur.epoch = b.barrier_epoch;
+    cur.clock = b.clock;
+    cur.warp_epoch = b.warps[t.linear / kWarpSize].epoch;
+    cur.who = uint16_t((t.linear + 1) | (write ? kWrite : 0) | ((f & kAccessSync) ? kSync : 0));
     cur.pc = uint32_t(pc - w.launch->module_base);
-    bool fenced = w.launch->fenced.load(std::memory_order_relaxed);
     for (size_t i = first; i <= last; i++) {
         Word& s = table[i];
-        uintptr_t word_addr = (shared ? w.shared.base() : g_arena.base()) + i * 4;
+        uintptr_t word_addr = base + i * 4;
         uintptr_t at = word_addr < addr ? addr : word_addr;
         uintptr_t end = addr + n < word_addr + 4 ? addr + n : word_addr + 4;
         cur.bytes = uint8_t(((1u << (end - at)) - 1) << (at - word_addr));
-        if (conflicts(s.write, cur, shared, fenced)) report(w, s.write, cur, at, shared);
+        if (conflicts(s.write, cur, shared, b)) report(w, s.write, cur, at, shared);
         if (write) {
-            if (conflicts(s.read1, cur, shared, fenced)) report(w, s.read1, cur, at, shared);
-            if (conflicts(s.read2, cur, shared, fenced)) report(w, s.read2, cur, at, shared);
+            if (conflicts(s.read1, cur, shared, b)) report(w, s.read1, cur, at, shared);
+            if (conflicts(s.read2, cur, shared, b)) report(w, s.read2, cur, at, shared);
             s.write = cur;
         } else if (s.read1.who && s.read1.block == cur.block && thread_of(s.read1) == t.linear) {
             s.read1 = cur;
@@ -215,33 +281,6 @@ void race_check(Worker& w, uintptr_t addr, size_t n, bool write, bool atomic, ui
             s.read1 = cur;
         }
     }
-    if (!write && !atomic) {
-        Seen& seen = g_seen[(addr >> 2) % kSeenSlots];
-        if (seen.addr == addr && seen.slice == g_slice) return;
-        seen = Seen{addr, g_slice};
-        if (g_pending.size() >= kMaxPending) races_end_slice(w);
-        Pending p{addr, n < 16 ? n : 16, pc, shared, {}};
-        std::memcpy(p.seen, reinterpret_cast<const void*>(addr), p.n);
-        g_pending.push_back(p);
-    }
-}
-
-void races_end_slice(Worker& w) {
-    // race_check appends no pending entries for writes, so iterating by index is safe.
-    for (size_t i = 0; i < g_pending.size(); i++) {
-        const Pending p = g_pending[i];
-        if (std::memcmp(p.seen, reinterpret_cast<const void*>(p.addr), p.n) != 0) {
-            if (!p.shared) unwritten_clear(p.addr, p.n);
-            race_check(w, p.addr, p.n, true, false, p.pc, p.shared);
-        }
-    }
-    g_pending.clear();
-    g_slice++;
-}
-
-void races_atomic_done(uintptr_t addr, size_t n) {
-    for (Pending& p : g_pending)
-        if (p.addr < addr + n && addr < p.addr + p.n) std::memcpy(p.seen, reinterpret_cast<const void*>(p.addr), p.n);
 }
 
 } // namespace gpubook::rt

@@ -1,19 +1,17 @@
 // Check mode's race detector.
 //
-// A shadow table keeps, per 4-byte word of global and shared memory, the last write and
-// the last two reads by different threads, each with its (block, barrier epoch, warp
-// epoch, thread, pc). Two accesses from different threads conflict when at least one is a
-// write and they are not both atomic, and
-//   - same block: no __syncthreads() between them (same barrier epoch), and for lanes of
-//     one warp also no warp collective/__syncwarp() between them;
-//   - different blocks (global memory): always, since blocks cannot order themselves.
-// Blocks run one after another in check mode, so a race is found deterministically, at the
-// access that completes it.
-//
-// Writes the instrumentation does not show: g++'s ASan pass checks each address once per
-// basic block, so in `x += 1` (load x, store x) only the load reaches a hook. We therefore
-// snapshot the bytes of every load and, when the thread parks or exits (the end of its
-// "slice": no other thread ran meanwhile), compare: changed bytes mean the thread wrote them.
+// A shadow table keeps, per 4-byte word of global and shared memory, the last write and the
+// last two reads by different threads, each with its (block, barrier epoch, warp epoch, thread,
+// block clock, pc). Two accesses from different threads conflict when at least one is a write
+// and they are not both synchronising (atomic or volatile), and
+//   - same block: no __syncthreads() between them (same barrier epoch), and for lanes of one
+//     warp also no warp collective/__syncwarp() between them;
+//   - different blocks (global memory): unless the earlier block released and the later one
+//     acquired in between. A release is a __threadfence() (or an atomic with release order)
+//     followed by an atomic or volatile store; an acquire is an atomic or volatile load that
+//     reads such a store. Blocks keep vector clocks of the releases they acquired.
+// Blocks run one after another in check mode (or interleaved when they wait for each other),
+// so a race is found deterministically, at the access that completes it.
 #pragma once
 
 #include <cstddef>
@@ -23,15 +21,20 @@ namespace gpubook::rt {
 
 struct Worker;
 struct Launch;
+struct Block;
 
 void races_begin_launch(Launch& l);
 void races_end_launch();
-void races_begin_block(Worker& w);
-// Record an access; a conflicting one ends the block with a "race" diagnostic.
-void race_check(Worker& w, uintptr_t addr, size_t n, bool write, bool atomic, uintptr_t pc, bool shared);
-// The running thread is about to park or exit: record the writes its loads' snapshots reveal.
-void races_end_slice(Worker& w);
-// An atomic changed [addr, addr+n): not a plain write, so refresh the snapshots covering it.
-void races_atomic_done(uintptr_t addr, size_t n);
+void races_begin_block(Block& b);
+// Record an access (flags: checks.h's AccessFlags); a conflicting one ends the block with a
+// "race" diagnostic.
+void race_check(Worker& w, uintptr_t addr, size_t n, unsigned flags, uintptr_t pc, bool shared);
+// __threadfence() by the running thread: what its block did so far may be released.
+void races_fence(Worker& w);
+// The running thread reads the global word at `addr` with a synchronising access (again): its
+// block acquires what was released there.
+void races_acquire(Worker& w, uintptr_t addr);
+// The block that last wrote the word at `addr` (global memory), or UINT32_MAX.
+uint32_t races_last_writer(uintptr_t addr);
 
 } // namespace gpubook::rt

@@ -1,16 +1,27 @@
-// The block scheduler: every CUDA thread of a block runs on a fiber, until it exits or
-// parks in a barrier or warp collective; the last thread to arrive releases the others.
+// The block scheduler: every CUDA thread of a block runs on a fiber, until it exits, parks in a
+// barrier or warp collective, or yields; the last thread to arrive at a barrier releases the
+// others.
 //
 // A fiber that runs a thread to completion starts the next unstarted thread itself, without
 // a switch, so a kernel with no barriers (vector add) runs a whole block as a plain loop on
 // one stack. Only a thread that parks keeps its fiber; the next thread then gets a fresh
 // one. Scheduling decisions happen on the parking fiber, which switches straight to the
 // next fiber to run: one switch per park, no trip through a scheduler context.
+//
+// Blocks: a worker runs one block at a time, to the end, like check mode always did. Only when
+// every runnable thread of its blocks waits (a spin that keeps reading the same value, see
+// spin.cpp) does it start another block, up to what the emulated device holds at once, and
+// take turns between them: blocks of a persistent kernel that wait for each other make
+// progress together, as on a GPU.
 #include "fiber.h"
 #include "races.h"
+#include "signals.h"
 #include "worker.h"
 
+#include <algorithm>
+#include <chrono>
 #include <cstring>
+#include <thread>
 
 extern "C" {
 __thread const gpubook_thread_view* gpubook_current_thread = nullptr;
@@ -25,6 +36,7 @@ namespace {
 void set_current(Worker& w, Thread* t) {
     w.current = t;
     gpubook_current_thread = t ? &t->view : nullptr;
+    if (t) w.blk = t->block;
 }
 
 void runner_main(void* p);
@@ -46,7 +58,7 @@ Fiber* take_free_fiber(Worker& w) {
     return f;
 }
 
-// After an aborted block, fibers hold half-run kernels: start them all afresh.
+// After an aborted launch, fibers hold half-run kernels: start them all afresh.
 void reset_fibers(Worker& w) {
     w.free_fibers.clear();
     for (Fiber* f : w.fibers) {
@@ -63,30 +75,59 @@ inline void switch_fiber(Worker& w, Fiber* from, Fiber* to) {
 
 [[noreturn]] void report_stuck(Worker& w);
 
-// Runs whatever should run next, on behalf of `self` (which either parked its thread or
-// holds none). Returns when `self` is picked to run again. Inlined: it is the hot path of
-// every barrier.
-__attribute__((always_inline)) inline void dispatch(Worker& w, Fiber* self) {
-    if (w.ready_count) {
-        Thread* t = &w.threads[w.ready[w.ready_head]];
-        w.ready_head = (w.ready_head + 1) % kMaxBlockThreads;
-        w.ready_count--;
-        t->state = ThreadState::Running;
-        if (t->fiber != self) switch_fiber(w, self, t->fiber);
-        return;
+// Runs whatever should run next in the current block, on behalf of `self`, whose thread parked
+// or yielded (self_free: it holds no thread any more). Returns when `self` is picked to run
+// again. Back to the scheduler when the block is done or stalled. Inlined: it is the hot path
+// of every barrier.
+__attribute__((always_inline)) inline void dispatch(Worker& w, Fiber* self, bool self_free) {
+    Block& b = *w.blk;
+    if (!b.stalled) {
+        if (b.next_unstarted < b.nthreads && (w.start_next || b.ready_count == 0)) {
+            w.start_next = true; // runner_main's loop starts it
+            if (self_free) return;
+            switch_fiber(w, self, take_free_fiber(w));
+            return;
+        }
+        w.start_next = false;
+        if (b.ready_count) {
+            Thread* t = &b.threads[b.ready[b.ready_head]];
+            b.ready_head = (b.ready_head + 1) % kMaxBlockThreads;
+            b.ready_count--;
+            t->state = ThreadState::Running;
+            t->slice_accesses = 0;
+            if (t->fiber != self) {
+                if (self_free) w.free_fibers.push_back(self);
+                switch_fiber(w, self, t->fiber);
+            }
+            return;
+        }
+        if (b.exited != b.nthreads) report_stuck(w);
     }
-    if (w.next_unstarted < w.nthreads) {
-        Fiber* f = take_free_fiber(w);
-        if (f != self) switch_fiber(w, self, f);
-        return;
-    }
-    if (w.exited == w.nthreads) { // the block is done: back to run_block
-        w.current_fiber = nullptr;
-        gpubook_fiber_switch(&self->sp, w.main_sp);
-        w.current_fiber = self; // resumed by the next block's run_block
-        return;
-    }
-    report_stuck(w);
+    // The block is done or stalled: back to the scheduler, which may resume this fiber for
+    // any block later.
+    if (self_free) w.free_fibers.push_back(self);
+    w.current_fiber = nullptr;
+    gpubook_fiber_switch(&self->sp, w.main_sp);
+    w.current_fiber = self;
+}
+
+// Check mode's per-thread bookkeeping starts afresh with each CUDA thread.
+void start_checked(Thread& t) {
+    t.counts = ThreadCounts();
+    t.slice_accesses = 0;
+    t.release_clock = 0;
+    t.spin_next = 0;
+    t.spin_pc = t.spin_addr = 0;
+    for (SpinMemo& m : t.spin) m = SpinMemo();
+}
+
+void thread_exit(Worker& w, Block& b, Thread& t) {
+    t.state = ThreadState::Exited;
+    b.exited++;
+    b.warps[t.linear / kWarpSize].exited |= 1u << (t.linear % kWarpSize);
+    b.idle_spins = 0;
+    w.progress++;
+    if (w.launch->mode == Mode::Check) counts_thread_exit(*w.launch, t);
 }
 
 // Every fiber runs this loop: start threads while nothing waits to resume, then hand over.
@@ -94,41 +135,41 @@ void runner_main(void* p) {
     auto* self = static_cast<Fiber*>(p);
     Worker& w = *self->worker;
     for (;;) {
-        while (w.ready_count == 0 && w.next_unstarted < w.nthreads) {
-            Thread& t = w.threads[w.next_unstarted++];
+        Block* b = w.blk;
+        while (!b->stalled && b->next_unstarted < b->nthreads && (b->ready_count == 0 || w.start_next)) {
+            w.start_next = false;
+            Thread& t = b->threads[b->next_unstarted++];
             t.state = ThreadState::Running;
             t.fiber = self;
+            if (w.launch->mode == Mode::Check) start_checked(t);
             set_current(w, &t);
             w.launch->entry(w.launch->args);
-            if (w.launch->mode == Mode::Check) races_end_slice(w);
-            t.state = ThreadState::Exited;
-            w.exited++;
-            w.warps[t.linear / kWarpSize].exited |= 1u << (t.linear % kWarpSize);
+            thread_exit(w, *b, t);
         }
         set_current(w, nullptr);
-        w.free_fibers.push_back(self);
-        dispatch(w, self);
+        dispatch(w, self, true);
     }
 }
 
-std::vector<unsigned> threads_in(const Worker& w, ThreadState s) {
+std::vector<unsigned> threads_in(const Block& b, ThreadState s) {
     std::vector<unsigned> out;
-    for (unsigned i = 0; i < w.nthreads; i++)
-        if (w.threads[i].state == s) out.push_back(i);
+    for (unsigned i = 0; i < b.nthreads; i++)
+        if (b.threads[i].state == s) out.push_back(i);
     return out;
 }
 
 // Nothing can run, yet not every thread has exited: explain who waits for whom.
 [[noreturn]] void report_stuck(Worker& w) {
+    Block& b = *w.blk;
     const unsigned* dim = w.launch->block;
     Diagnostic d;
     d.cls = "barrier_divergence";
     // A warp collective that lacks lanes is the most specific explanation: look there first.
-    for (unsigned wi = 0; wi < (w.nthreads + kWarpSize - 1) / kWarpSize; wi++) {
-        const Warp& wp = w.warps[wi];
+    for (unsigned wi = 0; wi < (b.nthreads + kWarpSize - 1) / kWarpSize; wi++) {
+        const Warp& wp = b.warps[wi];
         if (!wp.arrived) continue;
         unsigned lane0 = unsigned(__builtin_ctz(wp.arrived));
-        const Thread& t0 = w.threads[wi * kWarpSize + lane0];
+        const Thread& t0 = b.threads[wi * kWarpSize + lane0];
         unsigned missing = t0.warp.mask & wp.exists & ~wp.arrived;
         std::vector<unsigned> waiting, exited, at_barrier;
         for (unsigned l = 0; l < kWarpSize; l++) {
@@ -150,30 +191,178 @@ std::vector<unsigned> threads_in(const Worker& w, ThreadState s) {
                            describe_threads(waiting, dim).c_str(), wi, warp_op_name(t0.warp.op), t0.warp.mask,
                            why.c_str());
         d.pc = t0.wait_pc;
-        set_location(d, w, &t0);
+        set_location(d, b, &t0);
         fail_block(w, std::move(d));
     }
-    std::vector<unsigned> waiting = threads_in(w, ThreadState::AtBarrier);
-    std::vector<unsigned> exited = threads_in(w, ThreadState::Exited);
-    const Thread* first = waiting.empty() ? nullptr : &w.threads[waiting[0]];
+    std::vector<unsigned> waiting = threads_in(b, ThreadState::AtBarrier);
+    std::vector<unsigned> exited = threads_in(b, ThreadState::Exited);
+    const Thread* first = waiting.empty() ? nullptr : &b.threads[waiting[0]];
     d.message = format("barrier divergence: %s wait at __syncthreads(), but %s of the same block already "
                        "returned. Every thread of a block must reach every __syncthreads(); on a GPU this is "
                        "undefined behaviour (it may hang, or skip the barrier and race). Let all threads reach "
                        "the barrier and guard the work (if (i < n) ...) instead of returning early.",
                        describe_threads(waiting, dim).c_str(), describe_threads(exited, dim).c_str());
-    if (first) {
-        d.pc = first->wait_pc;
-        set_location(d, w, first);
-    }
+    if (first) d.pc = first->wait_pc;
+    set_location(d, b, first);
     fail_block(w, std::move(d));
+}
+
+// Lays out block `linear` of the launch in `b`, every thread unstarted.
+void prepare_block(Block& b, Launch& l, uint64_t linear, bool over_capacity) {
+    unsigned c[3];
+    linear_to_coords(linear, l.grid, c);
+    b.view.block_idx = gpubook_dim3{c[0], c[1], c[2]};
+    b.view.block_dim = gpubook_dim3{l.block[0], l.block[1], l.block[2]};
+    b.view.grid_dim = gpubook_dim3{l.grid[0], l.grid[1], l.grid[2]};
+    b.linear = linear;
+    b.nthreads = l.threads_per_block;
+    b.next_unstarted = b.exited = b.at_barrier = b.parked = 0;
+    b.barrier_epoch = 0;
+    b.ready_head = b.ready_count = 0;
+    if (b.launch_id != l.id) { // thread coordinates are the same for every block of a launch
+        b.launch_id = l.id;
+        for (unsigned i = 0; i < b.nthreads; i++) {
+            Thread& t = b.threads[i];
+            unsigned tc[3];
+            linear_to_coords(i, l.block, tc);
+            t.view.thread_idx = gpubook_dim3{tc[0], tc[1], tc[2]};
+            t.view.block = &b.view;
+            t.block = &b;
+            t.linear = i;
+        }
+    }
+    for (unsigned i = 0; i < b.nthreads; i++) b.threads[i].state = ThreadState::Unstarted;
+    for (unsigned i = 0; i < kMaxWarps; i++) {
+        unsigned first = i * kWarpSize;
+        unsigned n = b.nthreads > first ? b.nthreads - first : 0;
+        b.warps[i].exists = n >= 32 ? 0xffffffffu : (1u << n) - 1;
+        b.warps[i].arrived = b.warps[i].exited = 0;
+        b.warps[i].epoch = 0;
+    }
+    b.shared.begin_block(l.dynamic_shared_bytes);
+    if (l.mode == Mode::Check) {
+        races_begin_block(b);
+        b.counts.reset();
+    }
+    b.idle_spins = 0;
+    b.stalled = false;
+    b.aborted = false;
+    b.over_capacity = over_capacity;
+}
+
+// Starts the launch's next block on this worker, or returns null when none is left.
+Block* admit(Worker& w, Launch& l, bool over_capacity) {
+    uint64_t linear = l.next_block.fetch_add(1, std::memory_order_relaxed);
+    if (linear >= l.total_blocks) return nullptr;
+    Block* b;
+    if (!w.spare_blocks.empty()) {
+        b = w.spare_blocks.back();
+        w.spare_blocks.pop_back();
+    } else {
+        b = new Block;
+        b->shared.init();
+    }
+    prepare_block(*b, l, linear, over_capacity);
+    if (over_capacity) {
+        uint64_t cur = l.over_capacity_from.load();
+        while (linear < cur && !l.over_capacity_from.compare_exchange_weak(cur, linear)) {
+        }
+    }
+    l.resident.fetch_add(1);
+    w.resident.push_back(b);
+    w.progress++;
+    return b;
+}
+
+void retire(Worker& w, Launch& l, Block* b) {
+    if (l.mode == Mode::Check) counts_converged(l, *b, -1);
+    for (size_t i = 0; i < w.resident.size(); i++) {
+        if (w.resident[i] != b) continue;
+        w.resident.erase(w.resident.begin() + long(i));
+        if (w.next_resident > i) w.next_resident--;
+        break;
+    }
+    w.spare_blocks.push_back(b);
+    l.resident.fetch_sub(1);
+    l.blocks_done.fetch_add(1);
+    w.progress++;
+}
+
+bool may_admit(Worker& w, Launch& l) {
+    if (l.next_block.load(std::memory_order_relaxed) >= l.total_blocks) return false;
+    // Static shared memory is known once a block has declared it: it may hold fewer at once.
+    size_t shared = 0;
+    for (const Block* b : w.resident) shared = std::max(shared, b->shared.static_bytes());
+    if (shared) {
+        uint64_t by_shared = g_device.sms * (g_device.shared_per_sm / (shared + l.dynamic_shared_bytes));
+        if (by_shared < l.resident_limit.load()) l.resident_limit.store(std::max<uint64_t>(1, by_shared));
+    }
+    return l.resident.load() < l.resident_limit.load();
+}
+
+// The next block to run: a resident one that is not stalled (round robin), else a new one,
+// else (every block waits) another round, else in check mode a block past the device's limit
+// (to explain a deadlock), else nothing has changed: pause, and let the watchdog decide.
+Block* pick(Worker& w, Launch& l) {
+    size_t n = w.resident.size();
+    for (size_t k = 0; k < n; k++) {
+        size_t i = (w.next_resident + k) % n;
+        if (!w.resident[i]->stalled) {
+            w.next_resident = i + 1;
+            return w.resident[i];
+        }
+    }
+    if (n == 0 || may_admit(w, l)) {
+        if (Block* b = admit(w, l, false)) return b;
+    }
+    if (n == 0) return nullptr;
+    // Every resident block waits.
+    if (w.progress == w.stall_mark) {
+        if (l.mode == Mode::Check && l.next_block.load() < l.total_blocks) {
+            if (Block* b = admit(w, l, true)) return b;
+        }
+        // Nothing can change what they wait for (unless the host writes mapped memory): let the
+        // watchdog report the hang, without burning a core meanwhile.
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    w.stall_mark = w.progress;
+    for (Block* b : w.resident) b->stalled = false;
+    w.next_resident = 1;
+    return w.resident[0];
+}
+
+// Runs `b` until it is done, stalled or failed.
+void resume(Worker& w, Block& b) {
+    b.stalled = false;
+    b.idle_spins = 0;
+    w.blk = &b;
+    Fiber* f;
+    if (b.ready_count) {
+        Thread* t = &b.threads[b.ready[b.ready_head]];
+        b.ready_head = (b.ready_head + 1) % kMaxBlockThreads;
+        b.ready_count--;
+        t->state = ThreadState::Running;
+        t->slice_accesses = 0;
+        set_current(w, t);
+        f = t->fiber;
+    } else {
+        f = take_free_fiber(w); // runner_main starts the next unstarted thread
+        w.start_next = true;
+    }
+    w.in_block.store(true);
+    w.current_fiber = f;
+    gpubook_fiber_switch(&w.main_sp, f->sp);
+    w.in_block.store(false);
+    set_current(w, nullptr);
+    w.current_fiber = nullptr;
 }
 
 } // namespace
 
-void set_location(Diagnostic& d, const Worker& w, const Thread* t) {
+void set_location(Diagnostic& d, const Block& b, const Thread* t) {
     d.has_location = true;
-    const gpubook_dim3& b = w.block_view.block_idx;
-    d.block[0] = b.x; d.block[1] = b.y; d.block[2] = b.z;
+    const gpubook_dim3& bi = b.view.block_idx;
+    d.block[0] = bi.x; d.block[1] = bi.y; d.block[2] = bi.z;
     if (t) {
         d.thread[0] = t->view.thread_idx.x;
         d.thread[1] = t->view.thread_idx.y;
@@ -190,7 +379,7 @@ void fail_block(Worker& w, Diagnostic d) {
             l.failed.store(true);
         }
     }
-    w.block_aborted = true;
+    w.blk->aborted = true;
     Fiber* self = w.current_fiber;
     w.current_fiber = nullptr;
     gpubook_fiber_switch(&self->sp, w.main_sp); // never resumed: reset_fibers restarts it
@@ -199,57 +388,53 @@ void fail_block(Worker& w, Diagnostic d) {
 
 void park_current(Worker& w) {
     Thread* me = w.current;
-    dispatch(w, w.current_fiber);
+    dispatch(w, w.current_fiber, false);
     set_current(w, me);
 }
 
-void run_block(Worker& w, uint64_t block_linear) {
-    Launch& l = *w.launch;
-    unsigned b[3];
-    linear_to_coords(block_linear, l.grid, b);
-    w.block_view.block_idx = gpubook_dim3{b[0], b[1], b[2]};
-    w.block_linear = block_linear;
-    w.next_unstarted = w.exited = w.at_barrier = 0;
-    w.barrier_epoch = 0;
-    w.ready_head = w.ready_count = 0;
-    for (unsigned i = 0; i < w.nthreads; i++) w.threads[i].state = ThreadState::Unstarted;
-    for (unsigned i = 0; i < (w.nthreads + kWarpSize - 1) / kWarpSize; i++) {
-        w.warps[i].arrived = w.warps[i].exited = 0;
-        w.warps[i].epoch = 0;
+void yield_current(Worker& w, bool waiting) {
+    Block& b = *w.blk;
+    Thread& t = *w.current;
+    t.slice_accesses = 0;
+    if (waiting) {
+        b.idle_spins++;
+        // Runnable: every thread not exited nor parked, this one included.
+        if (b.idle_spins >= b.nthreads - b.exited - b.parked) b.stalled = true;
+    } else if (b.ready_count == 0 && b.next_unstarted == b.nthreads) {
+        return; // nobody else to run
     }
-    w.shared.begin_block(l.dynamic_shared_bytes);
-    if (l.mode == Mode::Check) races_begin_block(w);
-    w.block_aborted = false;
-    w.in_block = true;
-
-    Fiber* f = take_free_fiber(w);
-    w.current_fiber = f;
-    gpubook_fiber_switch(&w.main_sp, f->sp); // back when the block is done or failed
-    w.in_block = false;
-    set_current(w, nullptr);
-    w.current_fiber = nullptr;
-    if (w.block_aborted) reset_fibers(w);
+    make_ready(b, t);
+    // Prefer a thread that has not started: it may be the one that writes what this one waits for.
+    w.start_next = true;
+    park_current(w);
 }
 
-// Per launch: thread coordinates and warp shapes are the same for every block.
-void prepare_worker(Worker& w, Launch& l) {
+void run_blocks(Worker& w, Launch& l) {
     w.launch = &l;
-    w.nthreads = l.threads_per_block;
-    w.block_view.block_dim = gpubook_dim3{l.block[0], l.block[1], l.block[2]};
-    w.block_view.grid_dim = gpubook_dim3{l.grid[0], l.grid[1], l.grid[2]};
-    for (unsigned i = 0; i < w.nthreads; i++) {
-        Thread& t = w.threads[i];
-        unsigned c[3];
-        linear_to_coords(i, l.block, c);
-        t.view.thread_idx = gpubook_dim3{c[0], c[1], c[2]};
-        t.view.block = &w.block_view;
-        t.linear = i;
+    w.stall_mark = w.progress - 1;
+    bool aborted = false;
+    while (!l.failed.load(std::memory_order_relaxed)) {
+        Block* b = pick(w, l);
+        if (!b) break;
+        resume(w, *b);
+        if (b->aborted) {
+            aborted = true;
+            break;
+        }
+        if (b->exited == b->nthreads) retire(w, l, b);
     }
-    for (unsigned i = 0; i < kMaxWarps; i++) {
-        unsigned first = i * kWarpSize;
-        unsigned n = w.nthreads > first ? w.nthreads - first : 0;
-        w.warps[i].exists = n >= 32 ? 0xffffffffu : (1u << n) - 1;
+    // A failure elsewhere (or here) leaves blocks half run: drop them and their fibers.
+    if (aborted || !w.resident.empty()) {
+        for (Block* b : w.resident) {
+            w.spare_blocks.push_back(b);
+            l.resident.fetch_sub(1);
+        }
+        w.resident.clear();
+        reset_fibers(w);
     }
+    w.next_resident = 0;
+    w.blk = nullptr;
+    w.launch = nullptr;
 }
 
 } // namespace gpubook::rt

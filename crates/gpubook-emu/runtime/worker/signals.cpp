@@ -26,8 +26,8 @@ Json g_crash_json; // static: the alternate stack is too small for a Json
 char g_message[2048];
 
 const char* where(Worker* w, char* buf, size_t n) {
-    if (!w || !w->in_block || !w->current) return "";
-    const gpubook_dim3& b = w->block_view.block_idx;
+    if (!w || !w->in_block.load() || !w->current) return "";
+    const gpubook_dim3& b = w->current->block->view.block_idx;
     const gpubook_dim3& t = w->current->view.thread_idx;
     std::snprintf(buf, n, "thread (%u,%u,%u) of block (%u,%u,%u)", t.x, t.y, t.z, b.x, b.y, b.z);
     return buf;
@@ -58,6 +58,16 @@ const char* describe_fault(int sig, const siginfo_t* si, uintptr_t pc, Worker* w
             std::snprintf(g_message, sizeof g_message,
                           "access by %s to device address %#lx, which belongs to no live buffer.", thread,
                           (unsigned long)addr);
+    } else if (sig == SIGSEGV && si->si_code == SI_KERNEL) {
+        // x86 reports a general-protection fault with no address: an aligned vector instruction
+        // (movaps) on an address that is not 16-byte aligned, or a non-canonical pointer.
+        *cls = "misaligned";
+        std::snprintf(g_message, sizeof g_message,
+                      "misaligned or invalid address: %s made a vector access (a float4, int4, double2 ...) at "
+                      "an address that is not aligned to its size, or used a pointer that is not an address at "
+                      "all. A GPU stops such a kernel with \"misaligned address\". Check mode names the address "
+                      "and its alignment.",
+                      thread);
     } else if (sig == SIGSEGV || sig == SIGBUS) {
         const char* hint = addr < 65536 ? " That is a null (or nearly null) pointer: was a buffer not passed, "
                                           "or an index computed from an uninitialised value?"
@@ -99,8 +109,8 @@ void on_fatal_signal(int sig, siginfo_t* si, void* uc) {
     Json& j = g_crash_json;
     j.begin_object().boolean("ok", false).str("class", cls).str("message", message);
     write_pc(j, pc);
-    if (w && w->in_block && w->current) {
-        const gpubook_dim3& b = w->block_view.block_idx;
+    if (w && w->in_block.load() && w->current) {
+        const gpubook_dim3& b = w->current->block->view.block_idx;
         const gpubook_dim3& t = w->current->view.thread_idx;
         unsigned bb[3] = {b.x, b.y, b.z}, tt[3] = {t.x, t.y, t.z};
         j.dim3("block", bb).dim3("thread", tt);

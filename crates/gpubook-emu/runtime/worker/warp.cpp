@@ -7,12 +7,12 @@ namespace gpubook::rt {
 
 namespace {
 
-[[noreturn]] void fail_warp(Worker& w, const Thread& t, std::string message) {
+[[noreturn]] void fail_warp(Worker& w, const Thread& t, std::string message, const char* cls = "barrier_divergence") {
     Diagnostic d;
-    d.cls = "barrier_divergence";
+    d.cls = cls;
     d.message = std::move(message);
     d.pc = t.wait_pc;
-    set_location(d, w, &t);
+    set_location(d, *w.blk, &t);
     fail_block(w, std::move(d));
 }
 
@@ -28,6 +28,23 @@ int shuffle_source(const WarpRequest& r, int lane) {
     default: src = lane ^ r.arg; if (src < segment || src >= segment + width) return -1; break; // XOR
     }
     return src >= 0 && src < int(kWarpSize) ? src : -1;
+}
+
+std::string bad_source(const Block& b, const Thread& t, unsigned wi, int src) {
+    const Warp& wp = b.warps[wi];
+    unsigned lane = t.linear % kWarpSize;
+    const char* op = warp_op_name(t.warp.op);
+    if (!(wp.exists >> src & 1)) {
+        unsigned last = 31 - unsigned(__builtin_clz(wp.exists));
+        return format("invalid shuffle: lane %u's %s reads lane %d, which does not exist: the block has %u "
+                      "threads, so warp %u has only lanes 0-%u. The value it gets is undefined on a GPU. Make "
+                      "the block a multiple of 32 threads, or keep the source lane below the warp's size "
+                      "(and its mask to the lanes that exist).",
+                      lane, op, src, b.nthreads, wi, last);
+    }
+    return format("invalid shuffle: lane %u's %s with mask 0x%08x reads lane %d, which is not in the mask. "
+                  "The value it gets is undefined on a GPU: name every lane it reads from in the mask.",
+                  lane, op, t.warp.mask, src);
 }
 
 int64_t as_signed(uint64_t v) { return int64_t(int32_t(uint32_t(v))); }
@@ -64,22 +81,22 @@ const char* warp_op_name(int op) {
     return op >= 0 && op < int(sizeof names / sizeof *names) ? names[op] : "a warp function";
 }
 
-void resolve_warp(Worker& w, unsigned wi, unsigned lanes) {
+void resolve_warp(Worker& w, Block& b, unsigned wi, unsigned lanes) {
     Thread* lane_thread[kWarpSize] = {};
     uint64_t vals[kWarpSize] = {};
     const Thread* lead = nullptr;
     for (unsigned l = 0; l < kWarpSize; l++) {
         if (!(lanes >> l & 1)) continue;
-        Thread* t = &w.threads[wi * kWarpSize + l];
+        Thread* t = &b.threads[wi * kWarpSize + l];
         lane_thread[l] = t;
         vals[l] = t->warp.value;
         if (!lead) { lead = t; continue; }
         if (t->warp.op != lead->warp.op || t->warp.mask != lead->warp.mask) {
-            std::vector<unsigned> a{lead->linear}, b{t->linear};
+            std::vector<unsigned> a{lead->linear}, bl{t->linear};
             fail_warp(w, *t, format("warp divergence in warp %u: %s called %s with mask 0x%08x while %s "
                                     "called %s with mask 0x%08x. The lanes named in a mask must call the "
                                     "same warp function with the same mask.",
-                                    wi, describe_threads(b, w.launch->block).c_str(), warp_op_name(t->warp.op),
+                                    wi, describe_threads(bl, w.launch->block).c_str(), warp_op_name(t->warp.op),
                                     t->warp.mask, describe_threads(a, w.launch->block).c_str(),
                                     warp_op_name(lead->warp.op), lead->warp.mask));
         }
@@ -115,8 +132,10 @@ void resolve_warp(Worker& w, unsigned wi, unsigned lanes) {
         switch (r.op) {
         case GPUBOOK_WARP_SHFL: case GPUBOOK_WARP_SHFL_UP: case GPUBOOK_WARP_SHFL_DOWN: case GPUBOOK_WARP_SHFL_XOR: {
             int src = shuffle_source(t->warp, int(l));
-            // A source lane outside the mask is undefined on a GPU; we return the caller's value.
-            t->warp.result = (src >= 0 && (lanes >> src & 1)) ? vals[src] : vals[l];
+            // Reading a lane that takes no part (outside the mask, or past the end of a partial
+            // warp) gives an undefined value on a GPU.
+            if (src >= 0 && !(lanes >> src & 1)) fail_warp(w, *t, bad_source(b, *t, wi, src), "invalid_shuffle");
+            t->warp.result = src >= 0 ? vals[src] : vals[l];
             break;
         }
         case GPUBOOK_WARP_MATCH_ANY: {
@@ -129,11 +148,16 @@ void resolve_warp(Worker& w, unsigned wi, unsigned lanes) {
         default: t->warp.result = common; break;
         }
     }
-    Warp& wp = w.warps[wi];
+    Warp& wp = b.warps[wi];
+    // Every live lane met here: their memory requests line up again (counts.cpp).
+    if (w.launch->mode == Mode::Check && lanes == (wp.exists & ~wp.exited)) counts_converged(*w.launch, b, int(wi));
     wp.arrived &= ~lanes;
     wp.epoch++;
+    b.parked -= unsigned(__builtin_popcount(lanes));
+    b.idle_spins = 0;
+    w.progress++;
     for (unsigned l = 0; l < kWarpSize; l++)
-        if (lane_thread[l]) make_ready(w, *lane_thread[l]);
+        if (lane_thread[l]) make_ready(b, *lane_thread[l]);
 }
 
 } // namespace gpubook::rt
@@ -142,9 +166,9 @@ using namespace gpubook::rt;
 
 extern "C" uint64_t gpubook_rt_warp(int op, unsigned mask, uint64_t value, int arg, int width) {
     Worker& w = *tls_worker;
+    Block& b = *w.blk;
     Thread& t = *w.current;
     unsigned lane = t.linear % kWarpSize, wi = t.linear / kWarpSize;
-    if (w.launch->mode == Mode::Check) races_end_slice(w); // before the warp's epoch can change
     t.wait_pc = call_site(__builtin_return_address(0));
     if (!(mask >> lane & 1))
         fail_warp(w, t, format("lane %u called a warp function with mask 0x%08x, which does not include the lane "
@@ -154,17 +178,19 @@ extern "C" uint64_t gpubook_rt_warp(int op, unsigned mask, uint64_t value, int a
         fail_warp(w, t, format("shuffle width %d is not a power of two between 1 and 32", width));
     t.warp = WarpRequest{op, mask, value, arg, width, 0};
     t.state = ThreadState::AtWarp;
-    Warp& wp = w.warps[wi];
+    Warp& wp = b.warps[wi];
     wp.arrived |= 1u << lane;
-    // Lanes past the end of a partial last warp do not exist; the mask may still name them.
+    b.parked++;
+    // Lanes past the end of a partial last warp do not exist; the mask may still name them
+    // (a shuffle that reads one is diagnosed in resolve_warp).
     unsigned need = mask & wp.exists;
-    if ((wp.arrived & need) == need) resolve_warp(w, wi, need);
+    if ((wp.arrived & need) == need) resolve_warp(w, b, wi, need);
     park_current(w);
     return t.warp.result;
 }
 
 extern "C" unsigned gpubook_rt_activemask(void) {
     Worker& w = *tls_worker;
-    const Warp& wp = w.warps[w.current->linear / kWarpSize];
+    const Warp& wp = w.blk->warps[w.current->linear / kWarpSize];
     return wp.exists & ~wp.exited;
 }

@@ -1,10 +1,14 @@
 #include "watchdog.h"
 
+#include "arena.h"
+#include "launch.h"
 #include "modules.h"
 #include "signals.h"
 #include "worker.h"
 
+#include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <csignal>
 #include <thread>
 
@@ -27,73 +31,132 @@ void on_sample(int, siginfo_t*, void* uc) {
     for (;;) pause();
 }
 
-std::string thread_list(const Worker& w, ThreadState s) {
+std::string thread_list(const Block& b, const Launch& l, ThreadState s) {
     std::vector<unsigned> v;
-    for (unsigned i = 0; i < w.nthreads; i++)
-        if (w.threads[i].state == s) v.push_back(i);
-    return v.empty() ? "" : describe_threads(v, w.launch->block);
+    for (unsigned i = 0; i < b.nthreads; i++)
+        if (b.threads[i].state == s) v.push_back(i);
+    return v.empty() ? "" : describe_threads(v, l.block);
 }
 
-// Describes a frozen worker that is in the middle of a block.
-void describe(Worker& w, Diagnostic& d, bool first, bool expired) {
-    uintptr_t pc = w.sampled_pc.load();
-    if (!in_kernel_module(pc)) pc = w.last_access_pc; // interrupted inside a runtime hook or libc
-    const Thread* t = w.current;
-    unsigned b[3] = {w.block_view.block_idx.x, w.block_view.block_idx.y, w.block_view.block_idx.z};
-    std::string who = t ? format("thread (%u,%u,%u) of block %s", t->view.thread_idx.x, t->view.thread_idx.y,
-                                 t->view.thread_idx.z, coords(b).c_str())
-                        : format("block %s", coords(b).c_str());
-    std::string others;
-    auto add = [&](ThreadState s, const char* what) {
-        std::string l = thread_list(w, s);
-        if (!l.empty()) others += (others.empty() ? "" : "; ") + l + what;
-    };
-    add(ThreadState::AtBarrier, " wait at __syncthreads()");
-    add(ThreadState::AtWarp, " wait in a warp function");
-    add(ThreadState::Unstarted, " have not started");
-    add(ThreadState::Exited, " have finished");
-    // Where the waiting threads wait, one note per call site.
+std::string block_name(const Block& b) {
+    unsigned c[3] = {b.view.block_idx.x, b.view.block_idx.y, b.view.block_idx.z};
+    return format("block %s", coords(c).c_str());
+}
+
+// One note per call site where threads of `b` wait at a barrier or in a warp collective.
+void barrier_notes(const Block& b, const Launch& l, Diagnostic& d) {
     std::vector<uintptr_t> sites;
-    for (unsigned i = 0; i < w.nthreads; i++) {
-        const Thread& x = w.threads[i];
+    for (unsigned i = 0; i < b.nthreads; i++) {
+        const Thread& x = b.threads[i];
         if (x.state != ThreadState::AtBarrier && x.state != ThreadState::AtWarp) continue;
-        bool seen = false;
-        for (uintptr_t s : sites) seen |= s == x.wait_pc;
-        if (!seen) sites.push_back(x.wait_pc);
+        if (std::find(sites.begin(), sites.end(), x.wait_pc) == sites.end()) sites.push_back(x.wait_pc);
     }
     for (uintptr_t site : sites) {
         std::vector<unsigned> v;
         const char* what = "__syncthreads()";
-        for (unsigned i = 0; i < w.nthreads; i++) {
-            const Thread& x = w.threads[i];
+        for (unsigned i = 0; i < b.nthreads; i++) {
+            const Thread& x = b.threads[i];
             if ((x.state == ThreadState::AtBarrier || x.state == ThreadState::AtWarp) && x.wait_pc == site) {
                 v.push_back(i);
                 if (x.state == ThreadState::AtWarp) what = warp_op_name(x.warp.op);
             }
         }
         Note n;
-        n.what = format("%s of block %s wait in %s here", describe_threads(v, w.launch->block).c_str(),
-                        coords(b).c_str(), what);
+        n.what = format("%s of %s wait in %s here", describe_threads(v, l.block).c_str(), block_name(b).c_str(), what);
         n.pc = site;
         d.more.push_back(n);
     }
-    if (first) {
-        std::string limit = expired ? format("the launch ran for more than %llu ms", (unsigned long long)g_limit_ms)
-                                    : std::string("the launch did not finish in time");
-        d.message = format("hang: %s. %s has been running without finishing or "
-                           "reaching a barrier: a loop that never ends? A loop waiting for a value that another "
-                           "thread or block has yet to write can wait forever: threads of a block only make "
-                           "progress past a barrier, and a GPU does not promise that blocks run at the same time "
-                           "(check mode runs them one after another).%s%s",
-                           limit.c_str(), who.c_str(),
+}
+
+// One note per thread that waits for a value that does not change (check mode sees them).
+unsigned spin_notes(const Block& b, const Launch& l, Diagnostic& d, unsigned budget) {
+    unsigned shown = 0;
+    for (unsigned i = 0; i < b.nthreads && shown < budget; i++) {
+        const Thread& x = b.threads[i];
+        if (!x.spin_pc || (x.state != ThreadState::Ready && x.state != ThreadState::Running)) continue;
+        const Buffer* buf = g_arena.find(x.spin_addr, 1);
+        std::string what = buf ? describe_element(*buf, x.spin_addr, 4)
+                               : format("address %#lx", (unsigned long)x.spin_addr);
+        unsigned tc[3] = {x.view.thread_idx.x, x.view.thread_idx.y, x.view.thread_idx.z};
+        Note n;
+        n.what = format("thread %s of %s keeps reading %s, which does not change", coords(tc).c_str(),
+                        block_name(b).c_str(), what.c_str());
+        n.pc = x.spin_pc;
+        n.has_location = true;
+        std::memcpy(n.thread, tc, sizeof tc);
+        n.block[0] = b.view.block_idx.x; n.block[1] = b.view.block_idx.y; n.block[2] = b.view.block_idx.z;
+        d.more.push_back(n);
+        shown++;
+    }
+    (void)l;
+    return shown;
+}
+
+// Describes a frozen worker that is in the middle of a launch.
+void describe(Worker& w, Diagnostic& d, bool first, bool expired) {
+    const Launch& l = *w.launch;
+    uintptr_t pc = w.sampled_pc.load();
+    if (!in_kernel_module(pc)) pc = w.last_access_pc; // interrupted inside a runtime hook or libc
+    const Thread* t = w.current;
+    const Block* running = t ? t->block : nullptr;
+    unsigned spinners = 0;
+    for (const Block* b : w.resident) spinners += spin_notes(*b, l, d, 8 - std::min(8u, spinners));
+    for (const Block* b : w.resident) barrier_notes(*b, l, d);
+    if (!first) {
+        if (t) {
+            unsigned tc[3] = {t->view.thread_idx.x, t->view.thread_idx.y, t->view.thread_idx.z};
+            Note n;
+            n.what = format("OS thread %d is also running thread %s of %s", w.index, coords(tc).c_str(),
+                            block_name(*running).c_str());
+            n.pc = pc;
+            d.more.push_back(n);
+        }
+        return;
+    }
+    std::string limit = expired ? format("the launch ran for more than %llu ms", (unsigned long long)g_limit_ms)
+                                : std::string("the launch did not finish in time");
+    uint64_t holds = l.resident_limit.load(), started = std::min(l.next_block.load(), l.total_blocks);
+    std::string blocks;
+    if (l.total_blocks > 1)
+        blocks = format(" The grid has %llu blocks; %llu had started (the device holds %llu at once), %llu had "
+                        "finished.",
+                        (unsigned long long)l.total_blocks, (unsigned long long)started, (unsigned long long)holds,
+                        (unsigned long long)l.blocks_done.load());
+    if (t && !t->spin_pc) {
+        unsigned tc[3] = {t->view.thread_idx.x, t->view.thread_idx.y, t->view.thread_idx.z};
+        std::string others;
+        auto add = [&](ThreadState s, const char* what) {
+            std::string list = thread_list(*running, l, s);
+            if (!list.empty()) others += (others.empty() ? "" : "; ") + list + what;
+        };
+        add(ThreadState::AtBarrier, " wait at __syncthreads()");
+        add(ThreadState::AtWarp, " wait in a warp function");
+        add(ThreadState::Unstarted, " have not started");
+        add(ThreadState::Exited, " have finished");
+        d.message = format("hang: %s. Thread %s of %s has been running without finishing or reaching a barrier: "
+                           "a loop that never ends, or one that waits for a value nothing writes? (Such a wait "
+                           "must read the value with a volatile or atomic load: a plain load may be read once and "
+                           "kept in a register, on a GPU too.)%s%s%s",
+                           limit.c_str(), coords(tc).c_str(), block_name(*running).c_str(), blocks.c_str(),
                            others.empty() ? "" : " Other threads of the block: ", others.c_str());
         d.pc = pc;
-        set_location(d, w, t);
+        set_location(d, *running, t);
     } else {
-        Note n;
-        n.what = format("OS thread %d is also running %s", w.index, who.c_str());
-        n.pc = pc;
-        d.more.push_back(n);
+        bool past = l.total_blocks > holds;
+        d.message = format("hang: %s, and every thread still running waits for a value that nothing changes "
+                           "(the notes say which).%s%s",
+                           limit.c_str(), blocks.c_str(),
+                           past ? " The blocks that would write it may be ones the device cannot run at the "
+                                  "same time as those waiting: launch no more blocks than it holds at once."
+                                : "");
+        if (!d.more.empty()) {
+            d.pc = d.more[0].pc;
+            if (d.more[0].has_location) {
+                d.has_location = true;
+                std::memcpy(d.block, d.more[0].block, sizeof d.block);
+                std::memcpy(d.thread, d.more[0].thread, sizeof d.thread);
+            }
+        }
     }
 }
 
@@ -119,7 +182,7 @@ void describe(Worker& w, Diagnostic& d, bool first, bool expired) {
     bool first = true;
     for (int i = 0; i < n; i++) {
         Worker& w = worker_at(i);
-        if (!w.launch || !w.in_block) continue;
+        if (!w.launch || w.resident.empty()) continue;
         describe(w, d, first, expired);
         first = false;
     }
@@ -141,6 +204,7 @@ void watchdog_main() {
         std::lock_guard<std::mutex> lock(g_mutex);
         bool expired = g_armed_launch && std::chrono::steady_clock::now() >= g_deadline;
         if ((asked && g_active_launch.load()) || expired) report_hang(expired);
+        launch_poll();
     }
 }
 

@@ -1,8 +1,10 @@
-// The worker's state: a Launch (one LAUNCH command), and per OS thread a Worker that runs
-// blocks of it, each CUDA thread of a block on a fiber.
+// The worker's state: a Launch (one LAUNCH command); per OS thread a Worker; per CUDA block
+// being run a Block, each of its CUDA threads on a fiber. A Worker holds several Blocks at
+// once when blocks wait for each other (persistent kernels), as a GPU keeps several resident.
 #pragma once
 
 #include "../device/abi.h"
+#include "counts.h"
 #include "diagnostic.h"
 #include "shared_memory.h"
 #include "stack_pool.h"
@@ -23,6 +25,25 @@ enum class Mode { Check, Fast };
 
 using KernelEntry = void (*)(void**);
 
+// The emulated device's shape (DEVICE command): it decides how many blocks are resident at once.
+// Defaults: an sm_80-like device with 16 SMs.
+struct DeviceShape {
+    unsigned sms = 16;
+    unsigned threads_per_sm = 2048;
+    unsigned blocks_per_sm = 32;
+    size_t shared_per_sm = 164 * 1024;
+};
+extern DeviceShape g_device;
+
+// A vector clock with few entries: block -> the last release of that block this one has seen.
+struct Clock {
+    std::vector<std::pair<uint32_t, uint32_t>> entries; // sorted by block
+    uint32_t get(uint32_t block) const;
+    void join(const Clock& other);
+    void raise(uint32_t block, uint32_t clock);
+    void clear() { entries.clear(); }
+};
+
 struct Launch {
     uint64_t id = 0;
     KernelEntry entry = nullptr;
@@ -34,13 +55,18 @@ struct Launch {
     Mode mode = Mode::Check;
     uint64_t total_blocks = 0;
     unsigned threads_per_block = 0;
+    // Blocks the emulated device holds at once for this launch (threads and dynamic shared
+    // memory per block against the device's shape; static shared memory lowers it once known).
+    std::atomic<uint64_t> resident_limit{1};
     std::atomic<uint64_t> next_block{0};
+    std::atomic<uint64_t> blocks_done{0};
+    std::atomic<uint64_t> resident{0}; // blocks started and not finished, over all workers
+    // Check mode: the first block started past resident_limit, only to explain a deadlock.
+    std::atomic<uint64_t> over_capacity_from{UINT64_MAX};
     std::atomic<bool> failed{false};
-    // Some thread called __threadfence(): the kernel orders blocks itself (the "last block"
-    // pattern), so the race checker stops reporting races between blocks.
-    std::atomic<bool> fenced{false};
     std::mutex error_mutex;
     Diagnostic error; // the first failure; valid when `failed`
+    LaunchCounts counts; // check mode
 };
 
 enum class ThreadState : uint8_t { Unstarted, Running, Ready, AtBarrier, AtWarp, Exited };
@@ -55,11 +81,22 @@ struct WarpRequest {
     uint64_t result;
 };
 
+// What a thread read last at a few spin-candidate instructions (volatile and atomic reads):
+// the same value again from the same place means it is waiting for someone else.
+struct SpinMemo {
+    uintptr_t pc = 0;
+    uintptr_t addr = 0;
+    uint64_t value = 0;
+};
+constexpr unsigned kSpinMemos = 4;
+
 struct Fiber;
+struct Block;
 
 // One CUDA thread. `view` is what the device header reads; it must stay the first member.
 struct Thread {
     gpubook_thread_view view;
+    Block* block = nullptr;
     unsigned linear = 0;
     ThreadState state = ThreadState::Unstarted;
     Fiber* fiber = nullptr;  // the fiber it runs on, once started
@@ -68,6 +105,13 @@ struct Thread {
     int barrier_pred = 0;
     int barrier_result = 0;
     WarpRequest warp{};
+    // Check mode.
+    ThreadCounts counts;
+    unsigned slice_accesses = 0; // device-memory accesses since it last started running
+    uint32_t release_clock = 0;  // its block's clock at its last __threadfence (0: none yet)
+    SpinMemo spin[kSpinMemos];
+    unsigned spin_next = 0;
+    uintptr_t spin_pc = 0, spin_addr = 0; // where it last waited without seeing a change
 };
 
 struct Warp {
@@ -75,6 +119,38 @@ struct Warp {
     unsigned arrived = 0; // lanes waiting in a warp collective
     unsigned exited = 0;
     uint16_t epoch = 0;   // number of collectives completed (orders lanes for the race checker)
+};
+
+// One CUDA block being run: its threads, barrier and warp state, shared memory.
+struct Block {
+    gpubook_block_view view{};
+    uint64_t linear = 0;
+    uint64_t launch_id = 0; // the launch its threads' coordinates were laid out for
+    unsigned nthreads = 0;
+    unsigned next_unstarted = 0;
+    unsigned exited = 0;
+    unsigned at_barrier = 0;
+    unsigned parked = 0; // at a barrier or in a warp collective
+    uint32_t barrier_epoch = 0;
+    int barrier_kind = 0;
+    Thread threads[kMaxBlockThreads];
+    Warp warps[kMaxWarps];
+    unsigned ready[kMaxBlockThreads]; // FIFO of threads ready to resume
+    unsigned ready_head = 0, ready_count = 0;
+    SharedMemory shared;
+    BlockCounts counts;
+    // Co-residency: consecutive waits (spins that saw no change) since the block last made
+    // progress; when every runnable thread has waited, the block is stalled and another runs.
+    unsigned idle_spins = 0;
+    bool stalled = false;
+    bool over_capacity = false; // admitted past the device's limit, only to explain a deadlock
+    bool aborted = false;
+    // Happens-before between blocks (check mode): the block's own clock, ticked by each
+    // __threadfence, and the releases of other blocks it has acquired.
+    uint32_t clock = 1;
+    Clock acquired;
+    void* shared_shadow = nullptr; // the race detector's shadow of `shared` (races.cpp)
+    size_t shared_shadow_used = 0;
 };
 
 struct Worker;
@@ -89,32 +165,27 @@ struct Worker {
     pthread_t os_thread{};
     Launch* launch = nullptr;
 
-    // The block being run.
-    bool in_block = false;
-    gpubook_block_view block_view{};
-    uint64_t block_linear = 0;
-    unsigned nthreads = 0;
-    unsigned next_unstarted = 0;
-    unsigned exited = 0;
-    unsigned at_barrier = 0;
-    uint32_t barrier_epoch = 0;
-    int barrier_kind = 0;
-    Thread threads[kMaxBlockThreads];
-    Warp warps[kMaxWarps];
-    unsigned ready[kMaxBlockThreads]; // FIFO of threads ready to resume
-    unsigned ready_head = 0, ready_count = 0;
+    Block* blk = nullptr;             // the block whose thread runs now (null: the scheduler runs)
+    std::vector<Block*> resident;     // blocks started and not finished, in start order
+    std::vector<Block*> spare_blocks; // finished ones, reused
+    size_t next_resident = 0;         // round-robin position
+    bool start_next = false;          // a yield asks the next fiber to start a new thread
+    // Incremented whenever something happens that can end a wait: a thread exits, a barrier or
+    // warp collective releases, a waiting thread reads a new value, a block starts or ends.
+    uint64_t progress = 0;
+    uint64_t stall_mark = 0;          // `progress` when every resident block last waited
+
     Thread* current = nullptr;
     Fiber* current_fiber = nullptr;
     void* main_sp = nullptr;          // the scheduler's own context
-    bool block_aborted = false;
 
     std::vector<Fiber*> fibers;       // every fiber this worker owns
     std::vector<Fiber*> free_fibers;  // those holding no CUDA thread
-    SharedMemory shared;
 
     // For the hang reporter: where this OS thread was when the watchdog interrupted it.
     std::atomic<uintptr_t> sampled_pc{0};
     std::atomic<bool> sampled{false};
+    std::atomic<bool> in_block{false};
     uintptr_t last_access_pc = 0;     // check mode: the kernel's most recent memory access
     char* signal_stack = nullptr;
 };
@@ -128,22 +199,31 @@ int worker_count();
 extern std::atomic<Launch*> g_active_launch;
 
 // Scheduler (scheduler.cpp).
-void prepare_worker(Worker& w, Launch& l);
-void run_block(Worker& w, uint64_t block_linear);
+// Runs blocks of `l` on this worker until none are left or the launch failed.
+void run_blocks(Worker& w, Launch& l);
 // Called on a fiber: park the calling CUDA thread until the scheduler makes it ready again.
 void park_current(Worker& w);
-inline void make_ready(Worker& w, Thread& t) {
+inline void make_ready(Block& b, Thread& t) {
     t.state = ThreadState::Ready;
-    w.ready[(w.ready_head + w.ready_count) % kMaxBlockThreads] = t.linear;
-    w.ready_count++;
+    b.ready[(b.ready_head + b.ready_count) % kMaxBlockThreads] = t.linear;
+    b.ready_count++;
 }
+// The running thread lets others run: the next unstarted thread of its block if any, else the
+// next ready one. `waiting`: it read an unchanged value (a spin); when every runnable thread of
+// the block is waiting, the block is stalled and the scheduler runs another block.
+void yield_current(Worker& w, bool waiting);
 // Ends the running block with `d` (the launch keeps only its first failure). Never returns.
 [[noreturn]] void fail_block(Worker& w, Diagnostic d);
 // The (block, thread) of a CUDA thread, for messages.
-void set_location(Diagnostic& d, const Worker& w, const Thread* t);
+void set_location(Diagnostic& d, const Block& b, const Thread* t);
+
+// Spin detection (spin.cpp): `value` was read at pc from addr by a volatile or atomic access.
+// Yields when it is the value this thread read there last time (unless !may_yield); returns
+// whether it did. A value that changed is progress.
+bool spin_point(Worker& w, uintptr_t pc, uintptr_t addr, uint64_t value, bool may_yield = true);
 
 // Warp collectives (warp.cpp).
-void resolve_warp(Worker& w, unsigned warp_index, unsigned lanes);
+void resolve_warp(Worker& w, Block& b, unsigned warp_index, unsigned lanes);
 const char* warp_op_name(int op); // "__shfl_down_sync" ...
 
 } // namespace gpubook::rt

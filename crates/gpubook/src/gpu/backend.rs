@@ -5,21 +5,10 @@
 //! behaves the same on a GPU and on the emulator.
 
 use super::error::Result;
+use super::ids::{EventId, HostMem, StreamId};
 use super::info::DeviceInfo;
 use super::module::KernelSource;
 use std::sync::Arc;
-
-/// Streams are numbered per device; 0 is the default stream.
-pub(crate) type StreamId = u32;
-/// Events are numbered per device.
-pub(crate) type EventId = u64;
-
-/// Where host memory of a copy lives: pageable memory makes a GPU stage the copy.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum HostMem {
-    Pageable,
-    Pinned,
-}
 
 /// What a launch needs from the neutral layer.
 pub(crate) struct LaunchRequest<'a> {
@@ -60,7 +49,8 @@ pub(crate) trait Backend: Send + Sync {
     fn memset(&self, stream: StreamId, dst: u64, byte: u8, bytes: usize) -> Result<()>;
 
     fn load_module(&self, source: &KernelSource) -> Result<Arc<dyn BackendModule>>;
-    fn launch(&self, stream: StreamId, launch: &LaunchRequest<'_>) -> Result<()>;
+    /// Runs a kernel; the emulator's check mode also says what it did to memory.
+    fn launch(&self, stream: StreamId, launch: &LaunchRequest<'_>) -> Result<Option<gpubook_emu::AccessCounts>>;
 
     /// Records a new event at the current end of `stream`.
     fn record_event(&self, stream: StreamId) -> Result<EventId>;

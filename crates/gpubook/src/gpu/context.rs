@@ -1,13 +1,13 @@
 //! `Gpu`: one device and everything recorded about it (cudarc's `CudaContext`).
 
-use super::backend::{Backend, EventId, StreamId};
+use super::backend::Backend;
 use super::error::{GpuError, Result};
+use super::ids::{BufferId, EventId, StreamId};
 use super::info::{BackendKind, DeviceInfo};
-use super::memory::BufferId;
-use super::module::{Module, Source};
 use super::ordering::{Access, Ordering};
-use super::stream::Stream;
 use super::trace::{OpKind, Pending, Stamp, Trace, TraceLog, TraceOp};
+use super::{cuda, emu, select};
+use crate::sync::lock;
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::sync::{Arc, Mutex};
@@ -23,6 +23,8 @@ pub struct GpuInner {
     pub(crate) state: Mutex<State>,
     pub(crate) auto_sync: AtomicBool,
     pub(crate) poison: AtomicBool,
+    /// Record a digest of the host bytes of each host↔device copy (`OpKind::Copy::digest`).
+    pub(crate) digests: AtomicBool,
     pub(crate) next_buffer: AtomicU64,
 }
 
@@ -43,32 +45,20 @@ impl Gpu {
         Gpu::with_ordinal(0)
     }
 
+    /// Device `ordinal` on the backend [`resolve_backend`](super::resolve_backend) picks.
     pub fn with_ordinal(ordinal: usize) -> Result<Gpu> {
-        let kind = super::select::requested_backend()?;
-        let backend: Box<dyn Backend> = match kind {
-            Some(BackendKind::Cuda) => Box::new(super::cuda::CudaBackend::new(ordinal)?),
-            Some(BackendKind::Emulator) => super::emu::new_backend(ordinal)?,
-            None => match super::cuda::probe() {
-                Ok(_) => Box::new(super::cuda::CudaBackend::new(ordinal)?),
-                Err(_) => super::emu::new_backend(ordinal)?,
-            },
-        };
-        Ok(Gpu::from_backend(backend))
+        Ok(Gpu::from_backend(select::open_backend(ordinal)?))
     }
 
     /// An emulated device with explicit settings (mode, watchdog, threads), whatever
     /// `GPUBOOK_BACKEND` says: benchmarks use the fast mode, diagnostics tests the check mode.
     pub fn emulated(ordinal: usize, config: gpubook_emu::EmuConfig) -> Result<Gpu> {
-        Ok(Gpu::from_backend(super::emu::new_backend_with(ordinal, config)?))
+        Ok(Gpu::from_backend(emu::new_backend_with(ordinal, config)?))
     }
 
     /// How many devices the chosen backend offers.
     pub fn device_count() -> Result<usize> {
-        match super::select::requested_backend()? {
-            Some(BackendKind::Cuda) => super::cuda::probe(),
-            Some(BackendKind::Emulator) => Ok(super::emu::device_count()),
-            None => super::cuda::probe().or_else(|_| Ok(super::emu::device_count())),
-        }
+        select::device_count()
     }
 
     pub(crate) fn from_backend(backend: Box<dyn Backend>) -> Gpu {
@@ -79,6 +69,7 @@ impl Gpu {
                 state: Mutex::new(state),
                 auto_sync: AtomicBool::new(true),
                 poison: AtomicBool::new(false),
+                digests: AtomicBool::new(false),
                 next_buffer: AtomicU64::new(1),
             }),
         }
@@ -96,22 +87,9 @@ impl Gpu {
         self.info().ordinal
     }
 
-    /// The default stream (stream 0).
-    pub fn default_stream(&self) -> Arc<Stream> {
-        Arc::new(Stream::new(self.clone(), 0, false))
-    }
-
-    /// A new stream, independent of every other (`cudaStreamCreateWithFlags(.., NonBlocking)`).
-    pub fn new_stream(&self) -> Result<Arc<Stream>> {
-        let id = self.inner.backend.new_stream()?;
-        Ok(Arc::new(Stream::new(self.clone(), id, true)))
-    }
-
-    /// Compiles a module: NVRTC on a GPU, the system C++ compiler on the emulator.
-    pub fn load_module(&self, source: Source) -> Result<Module> {
-        let source = Arc::new(source.read()?);
-        let inner = self.inner.backend.load_module(&source)?;
-        Ok(Module { inner, source })
+    /// Whether `other` is a handle to this same device object (clones of one `Gpu` are).
+    pub fn is_same_device(&self, other: &Gpu) -> bool {
+        Arc::ptr_eq(&self.inner, &other.inner)
     }
 
     /// Waits for all work on every stream (`cudaDeviceSynchronize`).
@@ -119,19 +97,10 @@ impl Gpu {
         let start = self.inner.backend.host_now_us();
         self.inner.backend.synchronize_device()?;
         let end = self.inner.backend.host_now_us();
-        let mut st = self.inner.state.lock().unwrap();
+        let mut st = lock(&self.inner.state);
         st.order.host_synchronized_device();
         st.push(self.ordinal(), 0, OpKind::SynchronizeDevice, Stamp::Known(start, end));
         Ok(())
-    }
-
-    /// Page-locked host memory for truly asynchronous copies (`cudaMallocHost`).
-    ///
-    /// # Safety
-    /// The contents are uninitialised until written (as with cudarc's `alloc_pinned`).
-    pub unsafe fn alloc_pinned<T: super::DeviceRepr>(&self, len: usize) -> Result<super::PinnedHostSlice<T>> {
-        let ptr = self.inner.backend.alloc_pinned(len * std::mem::size_of::<T>())? as *mut T;
-        Ok(super::PinnedHostSlice::new(self.inner.clone(), ptr, len))
     }
 
     /// Turns automatic cross-stream synchronisation on (the default) or off. Off, the program
@@ -151,16 +120,23 @@ impl Gpu {
         self.inner.poison.store(on, std::sync::atomic::Ordering::SeqCst);
     }
 
+    /// Records a digest of the host bytes of every host↔device copy in the trace, so a grader can
+    /// tell whether what a function returned is what came back from the device (and what a
+    /// kernel wrote there) rather than something the host computed. Graders turn it on.
+    pub fn set_content_digests(&self, on: bool) {
+        self.inner.digests.store(on, std::sync::atomic::Ordering::SeqCst);
+    }
+
     /// Turns the trace on (the default) or off (benchmarks that issue many small operations).
     pub fn set_tracing(&self, on: bool) {
-        self.inner.state.lock().unwrap().trace.enabled = on;
+        lock(&self.inner.state).trace.enabled = on;
     }
 
     /// Everything recorded since creation or the last `clear_trace`, with times. Waits for the
     /// operations to finish, since their times come from events.
     pub fn trace(&self) -> Result<Trace> {
         self.inner.resolve_trace(usize::MAX)?;
-        let st = self.inner.state.lock().unwrap();
+        let st = lock(&self.inner.state);
         let ops = st
             .trace
             .ops
@@ -179,18 +155,18 @@ impl Gpu {
 
     pub fn clear_trace(&self) -> Result<()> {
         self.inner.resolve_trace(usize::MAX)?;
-        self.inner.state.lock().unwrap().trace.ops.clear();
+        lock(&self.inner.state).trace.ops.clear();
         Ok(())
     }
 
     /// The cudarc context underneath, when this is a CUDA device.
     pub fn cuda(&self) -> Option<&Arc<cudarc::driver::CudaContext>> {
-        self.inner.backend.as_any().downcast_ref::<super::cuda::CudaBackend>().map(|b| b.context())
+        self.inner.backend.as_any().downcast_ref::<cuda::CudaBackend>().map(|b| b.context())
     }
 
     /// The emulated device underneath, when this is the emulator.
     pub fn emulator(&self) -> Option<&gpubook_emu::EmuDevice> {
-        super::emu::device_of(self.inner.backend.as_ref())
+        emu::device_of(self.inner.backend.as_ref())
     }
 }
 
@@ -232,9 +208,22 @@ impl GpuInner {
         auto: bool,
         op: impl FnOnce(&dyn Backend) -> Result<()>,
     ) -> Result<EventId> {
+        self.run_op_recording(stream, what, accesses, auto, |b| op(b).map(|()| kind))
+    }
+
+    /// `run_op_with` for an operation whose trace record depends on how it went (a launch's
+    /// access counts): `op` returns the record.
+    pub(crate) fn run_op_recording(
+        &self,
+        stream: StreamId,
+        what: &str,
+        accesses: &[Access],
+        auto: bool,
+        op: impl FnOnce(&dyn Backend) -> Result<OpKind>,
+    ) -> Result<EventId> {
         let b = self.backend.as_ref();
         let device = b.info().ordinal;
-        let mut st = self.state.lock().unwrap();
+        let mut st = lock(&self.state);
         let waits = st.order.before(stream, what, accesses, auto).map_err(GpuError::Hazard)?;
         for w in waits {
             b.wait_event(stream, w.event)?;
@@ -242,10 +231,13 @@ impl GpuInner {
             st.push(device, stream, OpKind::WaitEvent { automatic: true }, Stamp::Known(now, now));
         }
         let start = b.record_event(stream)?;
-        if let Err(e) = op(b) {
-            b.destroy_event(start);
-            return Err(e);
-        }
+        let kind = match op(b) {
+            Ok(kind) => kind,
+            Err(e) => {
+                b.destroy_event(start);
+                return Err(e);
+            }
+        };
         let end = b.record_event(stream)?;
         st.order.after(stream, what, accesses, end);
         st.push(device, stream, kind, Stamp::Events(start, end));
@@ -261,7 +253,7 @@ impl GpuInner {
     /// events nothing else needs.
     pub(crate) fn resolve_trace(&self, limit: usize) -> Result<()> {
         let b = self.backend.as_ref();
-        let mut st = self.state.lock().unwrap();
+        let mut st = lock(&self.state);
         let mut done = Vec::new();
         for p in st.trace.ops.iter_mut().take(limit) {
             if let Stamp::Events(s, e) = p.stamp {
@@ -291,13 +283,13 @@ impl GpuInner {
 
     pub(crate) fn host_wait_event(&self, e: EventId) -> Result<()> {
         self.backend.synchronize_event(e)?;
-        self.state.lock().unwrap().order.host_synchronized_event(e);
+        lock(&self.state).order.host_synchronized_event(e);
         Ok(())
     }
 
     pub(crate) fn relabel(&self, buffer: BufferId, addr: u64, label: &str) {
         self.backend.relabel(addr, label);
-        let mut st = self.state.lock().unwrap();
+        let mut st = lock(&self.state);
         for p in st.trace.ops.iter_mut() {
             if let OpKind::Alloc { buffer: b, label: l, .. } = &mut p.kind
                 && *b == buffer
@@ -315,7 +307,7 @@ impl GpuInner {
         // arrange): Drop has no way to report a hazard.
         let r = self.run_op_with(stream, OpKind::Free { buffer, bytes }, "free", &access, true, |b| b.free(stream, addr));
         if r.is_ok() {
-            self.state.lock().unwrap().order.forget_buffer(buffer);
+            lock(&self.state).order.forget_buffer(buffer);
         }
     }
 }

@@ -4,10 +4,13 @@
 //! with no CUDA at all. cudarc panics on the first call when a library is missing, so `probe`
 //! looks for them first and turns every failure into a typed error.
 
-use super::backend::{Backend, BackendFunction, BackendModule, EventId, HostMem, LaunchRequest, StreamId};
+use super::backend::{Backend, BackendFunction, BackendModule, LaunchRequest};
 use super::error::{GpuError, Result};
+use super::ids::{EventId, HostMem, StreamId};
 use super::info::{BackendKind, DeviceInfo};
+use super::limits::{MAX_BLOCK_DIM, MAX_GRID_DIM, MAX_THREADS_PER_BLOCK, SHARED_MEM_PER_BLOCK};
 use super::module::KernelSource;
+use crate::sync::lock;
 use cudarc::driver::{CudaContext, CudaEvent, CudaFunction, CudaModule, CudaStream, result, sys};
 use std::collections::HashMap;
 use std::ffi::c_void;
@@ -123,7 +126,6 @@ impl CudaBackend {
         unsafe { ctx.disable_event_tracking() };
         let attr = |a| ctx.attribute(a).unwrap_or(0);
         use sys::CUdevice_attribute as A;
-        let (block, grid, threads) = DeviceInfo::cuda_limits();
         let info = DeviceInfo {
             backend: BackendKind::Cuda,
             ordinal,
@@ -131,10 +133,14 @@ impl CudaBackend {
             compute_capability: drv("cuDeviceGetAttribute", ctx.compute_capability())?,
             multiprocessors: attr(A::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT) as u32,
             total_memory: drv("cuDeviceTotalMem", ctx.total_mem())? as u64,
-            max_threads_per_block: attr(A::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK).max(threads as i32) as u32,
-            max_block_dim: block,
-            max_grid_dim: grid,
-            max_shared_mem_per_block: attr(A::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK) as u32,
+            // The table's limits, which every GPU this build supports shares; only the opt-in
+            // maximum differs between GPUs.
+            max_threads_per_block: MAX_THREADS_PER_BLOCK,
+            max_block_dim: MAX_BLOCK_DIM,
+            max_grid_dim: MAX_GRID_DIM,
+            max_shared_mem_per_block: SHARED_MEM_PER_BLOCK,
+            max_shared_mem_per_block_optin: (attr(A::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN) as u32)
+                .max(SHARED_MEM_PER_BLOCK),
             warp_size: attr(A::CU_DEVICE_ATTRIBUTE_WARP_SIZE) as u32,
             driver_version: driver_version(),
             nvrtc_version: nvrtc,
@@ -154,7 +160,7 @@ impl CudaBackend {
 
     fn stream(&self, id: StreamId) -> Result<Arc<CudaStream>> {
         self.bind()?;
-        let streams = self.streams.lock().unwrap();
+        let streams = lock(&self.streams);
         streams.by_id.get(&id).cloned().ok_or_else(|| GpuError::driver("stream", format!("unknown stream {id}")))
     }
 
@@ -163,7 +169,7 @@ impl CudaBackend {
     }
 
     fn with_event<T>(&self, id: EventId, f: impl FnOnce(&CudaEvent) -> Result<T>) -> Result<T> {
-        let events = self.events.lock().unwrap();
+        let events = lock(&self.events);
         let e = events.by_id.get(&id).ok_or_else(|| GpuError::driver("event", format!("unknown event {id}")))?;
         f(e)
     }
@@ -181,7 +187,7 @@ impl Backend for CudaBackend {
     fn new_stream(&self) -> Result<StreamId> {
         self.bind()?;
         let s = drv("cuStreamCreate", self.ctx.new_stream())?;
-        let mut streams = self.streams.lock().unwrap();
+        let mut streams = lock(&self.streams);
         let id = streams.next;
         streams.next += 1;
         streams.by_id.insert(id, s);
@@ -190,7 +196,7 @@ impl Backend for CudaBackend {
 
     fn destroy_stream(&self, stream: StreamId) {
         if stream != 0 {
-            self.streams.lock().unwrap().by_id.remove(&stream);
+            lock(&self.streams).by_id.remove(&stream);
         }
     }
 
@@ -266,19 +272,20 @@ impl Backend for CudaBackend {
         Ok(Arc::new(CudaKernels { module, file: source.path.clone(), names: source.kernel_names() }))
     }
 
-    fn launch(&self, stream: StreamId, l: &LaunchRequest<'_>) -> Result<()> {
+    fn launch(&self, stream: StreamId, l: &LaunchRequest<'_>) -> Result<Option<gpubook_emu::AccessCounts>> {
         let s = self.stream(stream)?;
         let f = l.function.as_any().downcast_ref::<CudaFunction>().expect("a CUDA function on the CUDA backend");
         // cuLaunchKernel reads each parameter through a pointer to its bytes.
         let mut params: Vec<*mut c_void> = l.args.iter().map(|a| a.as_ptr() as *mut c_void).collect();
         let g = (l.grid[0], l.grid[1], l.grid[2]);
         let b = (l.block[0], l.block[1], l.block[2]);
-        drv("cuLaunchKernel", unsafe { result::launch_kernel(f.cu_function(), g, b, l.shared_mem_bytes, s.cu_stream(), &mut params) })
+        drv("cuLaunchKernel", unsafe { result::launch_kernel(f.cu_function(), g, b, l.shared_mem_bytes, s.cu_stream(), &mut params) })?;
+        Ok(None) // a GPU counts nothing for us
     }
 
     fn record_event(&self, stream: StreamId) -> Result<EventId> {
         let s = self.stream(stream)?;
-        let mut events = self.events.lock().unwrap();
+        let mut events = lock(&self.events);
         let e = match events.pool.pop() {
             Some(e) => e,
             None => drv("cuEventCreate", self.ctx.new_event(Some(sys::CUevent_flags::CU_EVENT_DEFAULT)))?,
@@ -309,7 +316,7 @@ impl Backend for CudaBackend {
     }
 
     fn destroy_event(&self, event: EventId) {
-        let mut events = self.events.lock().unwrap();
+        let mut events = lock(&self.events);
         if let Some(e) = events.by_id.remove(&event) {
             events.pool.push(e);
         }

@@ -11,10 +11,13 @@
 //!   (kernels run one at a time, as large kernels do on a real GPU);
 //! - an operation starts when its stream, its engine and the host are all ready.
 
-use super::backend::{Backend, BackendFunction, BackendModule, EventId, HostMem, LaunchRequest, StreamId};
+use super::backend::{Backend, BackendFunction, BackendModule, LaunchRequest};
 use super::error::{GpuError, Result};
+use super::ids::{EventId, HostMem, StreamId};
 use super::info::{BackendKind, DeviceInfo};
+use super::limits::{MAX_BLOCK_DIM, MAX_GRID_DIM, MAX_THREADS_PER_BLOCK, SHARED_MEM_PER_BLOCK};
 use super::module::KernelSource;
+use crate::sync::lock;
 use gpubook_emu::{EmuConfig, EmuDevice, EmuError, EmuModule, LaunchSpec};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -57,7 +60,6 @@ pub(crate) fn new_backend_with(ordinal: usize, config: EmuConfig) -> Result<Box<
     }
     let dev = EmuDevice::new(ordinal, config).map_err(emu_error)?;
     let e = dev.info();
-    let (block, grid, _) = DeviceInfo::cuda_limits();
     let info = DeviceInfo {
         backend: BackendKind::Emulator,
         ordinal,
@@ -65,10 +67,12 @@ pub(crate) fn new_backend_with(ordinal: usize, config: EmuConfig) -> Result<Box<
         compute_capability: (e.compute_capability.0 as i32, e.compute_capability.1 as i32),
         multiprocessors: e.sm_count,
         total_memory: e.total_memory,
-        max_threads_per_block: e.max_threads_per_block,
-        max_block_dim: block,
-        max_grid_dim: grid,
-        max_shared_mem_per_block: e.max_shared_memory_per_block,
+        max_threads_per_block: MAX_THREADS_PER_BLOCK,
+        max_block_dim: MAX_BLOCK_DIM,
+        max_grid_dim: MAX_GRID_DIM,
+        max_shared_mem_per_block: SHARED_MEM_PER_BLOCK,
+        // The worker gives a block 48 KiB of shared memory in all, as a GPU does before opting in.
+        max_shared_mem_per_block_optin: SHARED_MEM_PER_BLOCK,
         warp_size: e.warp_size,
         driver_version: None,
         nvrtc_version: None,
@@ -162,7 +166,7 @@ fn copy_us(bytes: usize, mem: HostMem) -> f64 {
 
 impl EmuBackend {
     fn tl(&self) -> std::sync::MutexGuard<'_, Timeline> {
-        self.timeline.lock().unwrap_or_else(|p| p.into_inner())
+        lock(&self.timeline)
     }
 }
 
@@ -245,22 +249,23 @@ impl Backend for EmuBackend {
             path: super::module::display_path(&source.path).into(),
             text: source.text.clone(),
             include_dirs: source.include_dirs.clone(),
+            kernels: source.signatures.clone(), // parsed once, by Source::read
         };
         let module = self.dev.load_module(&src).map_err(emu_error)?;
         Ok(Arc::new(EmuKernels(module)))
     }
 
-    fn launch(&self, stream: StreamId, l: &LaunchRequest<'_>) -> Result<()> {
+    fn launch(&self, stream: StreamId, l: &LaunchRequest<'_>) -> Result<Option<gpubook_emu::AccessCounts>> {
         let f = l.function.as_any().downcast_ref::<EmuFunction>().expect("an emulator function on the emulator");
         let spec = LaunchSpec { grid: l.grid, block: l.block, shared_mem_bytes: l.shared_mem_bytes, mode: None };
-        self.dev.launch(&f.module, &f.name, &spec, l.args).map_err(emu_error)?;
+        let stats = self.dev.launch(&f.module, &f.name, &spec, l.args).map_err(emu_error)?;
         // Every byte the pointer arguments span, read once and written once: a kernel that
         // streams through its buffers, which is what the early chapters' kernels do. Bytes in
         // mapped host memory cross the bus instead.
         let device_bytes = l.bytes_touched.saturating_sub(l.mapped_bytes) as f64;
         let us = model::LAUNCH_US + 2.0 * device_bytes / model::DRAM + l.mapped_bytes as f64 / model::PCIE_PINNED;
         self.tl().run(stream, Engine::Compute, us, false);
-        Ok(())
+        Ok(stats.counts)
     }
 
     fn record_event(&self, stream: StreamId) -> Result<EventId> {

@@ -1,9 +1,10 @@
 //! `Event`: a point in a stream's work (cudarc's `CudaEvent`). Record it on one stream, make
 //! another stream wait on it, or time the work between two events.
 
-use super::backend::{EventId, StreamId};
 use super::context::GpuInner;
 use super::error::{GpuError, Result};
+use super::ids::{EventId, StreamId};
+use crate::sync::lock;
 use std::sync::Arc;
 
 pub struct Event {
@@ -39,7 +40,7 @@ impl Event {
 
 impl Drop for Event {
     fn drop(&mut self) {
-        self.gpu.state.lock().unwrap().order.forget_event(self.id);
+        lock(&self.gpu.state).order.forget_event(self.id);
         self.gpu.backend.destroy_event(self.id);
     }
 }

@@ -5,10 +5,12 @@
 //! asynchronous. The pinned buffer remembers its last copy and waits for it before the host may
 //! touch the data again, so async copies stay safe Rust.
 
-use super::backend::{EventId, HostMem, StreamId};
-use super::context::GpuInner;
+use super::context::{Gpu, GpuInner};
+use super::error::Result;
+use super::ids::{EventId, HostMem, StreamId};
 use super::memory::bounds;
 use super::repr::DeviceRepr;
+use crate::sync::lock;
 use std::marker::PhantomData;
 use std::ops::RangeBounds;
 use std::sync::{Arc, Mutex};
@@ -64,10 +66,10 @@ pub struct Pending(Mutex<Vec<(StreamId, EventId)>>);
 
 impl Pending {
     /// Remembers the copy just issued on `stream`.
-    pub(crate) fn track(&self, gpu: &GpuInner, stream: StreamId) -> super::Result<()> {
+    pub(crate) fn track(&self, gpu: &GpuInner, stream: StreamId) -> Result<()> {
         let e = gpu.backend.record_event(stream)?;
-        gpu.state.lock().unwrap().order.record(stream, e);
-        let mut list = self.0.lock().unwrap();
+        lock(&gpu.state).order.record(stream, e);
+        let mut list = lock(&self.0);
         match list.iter_mut().find(|(s, _)| *s == stream) {
             Some(slot) => gpu.release_event(std::mem::replace(&mut slot.1, e)),
             None => list.push((stream, e)),
@@ -76,8 +78,8 @@ impl Pending {
     }
 
     /// Blocks the host until every tracked copy is done.
-    fn wait(&self, gpu: &GpuInner) -> super::Result<()> {
-        let list = std::mem::take(&mut *self.0.lock().unwrap());
+    fn wait(&self, gpu: &GpuInner) -> Result<()> {
+        let list = std::mem::take(&mut *lock(&self.0));
         let mut result = Ok(());
         for (_, e) in list {
             if result.is_ok() {
@@ -89,10 +91,21 @@ impl Pending {
     }
 }
 
+impl Gpu {
+    /// Page-locked host memory for truly asynchronous copies (`cudaMallocHost`).
+    ///
+    /// # Safety
+    /// The contents are uninitialised until written (as with cudarc's `alloc_pinned`).
+    pub unsafe fn alloc_pinned<T: DeviceRepr>(&self, len: usize) -> Result<PinnedHostSlice<T>> {
+        let ptr = self.inner.backend.alloc_pinned(len * std::mem::size_of::<T>())? as *mut T;
+        Ok(PinnedHostSlice::new(self.inner.clone(), ptr, len))
+    }
+}
+
 impl GpuInner {
     /// Forgets an event the API recorded for its own bookkeeping.
     pub(crate) fn release_event(&self, e: EventId) {
-        self.state.lock().unwrap().order.forget_event(e);
+        lock(&self.state).order.forget_event(e);
         self.backend.destroy_event(e);
     }
 }
@@ -120,16 +133,16 @@ impl<T: DeviceRepr> PinnedHostSlice<T> {
         self.len == 0
     }
     /// Waits for the last copy that used this buffer, then reads it.
-    pub fn as_slice(&self) -> super::Result<&[T]> {
+    pub fn as_slice(&self) -> Result<&[T]> {
         self.wait()?;
         Ok(unsafe { std::slice::from_raw_parts(self.ptr, self.len) })
     }
     /// Waits for the last copy that used this buffer, then lends it for writing.
-    pub fn as_mut_slice(&mut self) -> super::Result<&mut [T]> {
+    pub fn as_mut_slice(&mut self) -> Result<&mut [T]> {
         self.wait()?;
         Ok(unsafe { std::slice::from_raw_parts_mut(self.ptr, self.len) })
     }
-    fn wait(&self) -> super::Result<()> {
+    fn wait(&self) -> Result<()> {
         self.pending.wait(&self.gpu)
     }
 

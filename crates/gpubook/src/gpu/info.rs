@@ -1,4 +1,5 @@
-//! What a device is: the facts `gpubook` and `gpubook doctor` print and launch checks use.
+//! What a device is: the facts `gpubook` and `gpubook doctor` print and launch checks use (the
+//! limits' values come from the table in limits.rs).
 
 use std::fmt;
 
@@ -31,6 +32,9 @@ pub struct DeviceInfo {
     pub max_grid_dim: [u32; 3],
     /// Static + dynamic shared memory a block may use without opting in.
     pub max_shared_mem_per_block: u32,
+    /// Dynamic shared memory a block may use after opting in (`cudaFuncSetAttribute`): 227 KiB
+    /// on an H200; on the emulator the same as without.
+    pub max_shared_mem_per_block_optin: u32,
     pub warp_size: u32,
     /// Driver version as CUDA encodes it (13000 = 13.0); `None` on the emulator.
     pub driver_version: Option<i32>,
@@ -38,13 +42,6 @@ pub struct DeviceInfo {
     pub nvrtc_version: Option<(i32, i32)>,
     /// A line about the backend: the compiler the emulator uses, and so on.
     pub detail: String,
-}
-
-impl DeviceInfo {
-    /// Limits every CUDA GPU since compute capability 3.0 shares; the emulator enforces the same.
-    pub fn cuda_limits() -> ([u32; 3], [u32; 3], u32) {
-        ([1024, 1024, 64], [i32::MAX as u32, 65535, 65535], 1024)
-    }
 }
 
 impl fmt::Display for DeviceInfo {
@@ -58,7 +55,13 @@ impl fmt::Display for DeviceInfo {
             self.compute_capability.0, self.compute_capability.1, self.multiprocessors, self.warp_size
         )?;
         writeln!(f, "memory    {gib:.1} GiB")?;
-        writeln!(f, "limits    {} threads/block, {} KiB shared/block", self.max_threads_per_block, self.max_shared_mem_per_block / 1024)?;
+        writeln!(
+            f,
+            "limits    {} threads/block, {} KiB shared/block ({} KiB opting in)",
+            self.max_threads_per_block,
+            self.max_shared_mem_per_block / 1024,
+            self.max_shared_mem_per_block_optin / 1024
+        )?;
         if let Some(v) = self.driver_version {
             writeln!(f, "driver    CUDA {}.{}", v / 1000, (v % 1000) / 10)?;
         }

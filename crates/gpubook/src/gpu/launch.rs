@@ -1,44 +1,22 @@
 //! Launching a kernel: `stream.launch_builder(&f).arg(&a).arg(&mut c).arg(&n).launch(cfg)`.
 //!
-//! Before a launch reaches either backend it is checked against what the GPU would refuse (the
-//! configuration) and against the kernel's own parameter list (count, pointer or value, element
-//! type, size), so a wrong argument is a clear error here rather than garbage on the device.
+//! Before a launch reaches either backend it is checked, here and only here, against what the GPU
+//! would refuse (the configuration, against limits.rs's table) and against the kernel's own
+//! parameter list as parsed from its source (count, pointer or value, element type, size), so a
+//! wrong argument is a clear error rather than garbage on the device, the same on both backends.
 
 use super::backend::LaunchRequest;
 use super::error::{GpuError, Result};
+use super::function::Function;
+use super::limits::{LaunchConfig, check_config};
 use super::mapped::MappedHostSlice;
 use super::memory::{DevicePtr, DeviceSlice, DeviceView, DeviceViewMut, RawRef};
-use super::module::Function;
-use super::repr::{DeviceRepr, is_known_c_type};
+use super::repr::{DeviceRepr, as_bytes, c_size, is_known_c_type, rust_type_for};
 use super::stream::{Stream, access};
 use super::strided::{StridedView, StridedViewMut};
-use super::trace::OpKind;
+use super::trace::{AccessCounts, OpKind};
 use gpubook_emu::Param;
 use std::sync::Arc;
-
-/// Grid and block shape of a launch (CUDA's `<<<grid, block, shared>>>`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct LaunchConfig {
-    pub grid_dim: (u32, u32, u32),
-    pub block_dim: (u32, u32, u32),
-    /// Dynamic shared memory per block, in bytes (`extern __shared__`).
-    pub shared_mem_bytes: u32,
-}
-
-impl LaunchConfig {
-    /// One thread per element, 1024 threads a block (as cudarc's `for_num_elems`).
-    pub fn for_num_elems(n: u32) -> Self {
-        LaunchConfig { grid_dim: (n.div_ceil(1024).max(1), 1, 1), block_dim: (1024, 1, 1), shared_mem_bytes: 0 }
-    }
-
-    pub fn threads_per_block(&self) -> u64 {
-        self.block_dim.0 as u64 * self.block_dim.1 as u64 * self.block_dim.2 as u64
-    }
-
-    pub fn blocks(&self) -> u64 {
-        self.grid_dim.0 as u64 * self.grid_dim.1 as u64 * self.grid_dim.2 as u64
-    }
-}
 
 /// One kernel argument, as the builder keeps it.
 #[doc(hidden)]
@@ -114,8 +92,15 @@ impl<'a, T: DeviceRepr> PushKernelArg<'a> for &'a mut MappedHostSlice<T> {
 }
 impl<'a, T: DeviceRepr> PushKernelArg<'a> for &'a T {
     fn into_arg(self) -> Arg<'a> {
-        let bytes = super::repr::as_bytes(std::slice::from_ref(self)).to_vec();
+        let bytes = as_bytes(std::slice::from_ref(self)).to_vec();
         Arg { bytes, kind: ArgKind::Scalar { c_names: T::C_NAMES, rust: T::RUST_NAME } }
+    }
+}
+
+impl Stream {
+    /// Starts a launch of `f`: add arguments with `.arg(..)`, then `.launch(cfg)`.
+    pub fn launch_builder<'a>(&'a self, f: &'a Function) -> LaunchArgs<'a> {
+        LaunchArgs::new(self, f)
     }
 }
 
@@ -151,6 +136,7 @@ impl<'a> LaunchArgs<'a> {
         }
         let mut accesses = Vec::new();
         let mut buffers = Vec::new();
+        let mut allocations = Vec::new(); // (device address of the allocation, its id)
         let mut bytes_touched = 0u64;
         let mut mapped_bytes = 0u64;
         for (i, a) in self.args.iter().enumerate() {
@@ -174,6 +160,7 @@ impl<'a> LaunchArgs<'a> {
                 let write = *mutable || !param_const;
                 accesses.push(access(raw, write));
                 buffers.push((raw.buffer, write));
+                allocations.push((raw.addr - raw.offset as u64, raw.buffer));
                 bytes_touched += raw.bytes as u64;
                 if raw.mapped {
                     mapped_bytes += raw.bytes as u64;
@@ -190,48 +177,22 @@ impl<'a> LaunchArgs<'a> {
             bytes_touched,
             mapped_bytes,
         };
-        let kind = OpKind::Launch {
-            kernel: name.clone(),
-            grid: request.grid,
-            block: request.block,
-            shared_mem_bytes: cfg.shared_mem_bytes,
-            buffers,
-        };
         let stream_id = self.stream.id();
-        gpu.inner.run_op(stream_id, kind, &name, &accesses, |b| b.launch(stream_id, &request))?;
+        let auto = gpu.inner.auto_sync.load(std::sync::atomic::Ordering::SeqCst);
+        gpu.inner.run_op_recording(stream_id, &name, &accesses, auto, |b| {
+            let counts = b.launch(stream_id, &request)?;
+            let id_of = |addr: u64| allocations.iter().find(|(a, _)| *a == addr).map(|(_, id)| *id);
+            Ok(OpKind::Launch {
+                kernel: name.clone(),
+                grid: request.grid,
+                block: request.block,
+                shared_mem_bytes: cfg.shared_mem_bytes,
+                buffers,
+                counts: counts.map(|c| Box::new(AccessCounts::from_emulator(c, id_of))),
+            })
+        })?;
         Ok(())
     }
-}
-
-fn check_config(info: &super::DeviceInfo, kernel: &str, cfg: &LaunchConfig) -> Result<()> {
-    let err = |message: String| Err(GpuError::LaunchConfig { kernel: kernel.into(), message });
-    let (g, b) = (cfg.grid_dim, cfg.block_dim);
-    if [g.0, g.1, g.2, b.0, b.1, b.2].contains(&0) {
-        return err(format!(
-            "grid_dim {g:?} and block_dim {b:?} must have no zero dimension (an empty launch is an error on a GPU: did n.div_ceil(block) give 0?)"
-        ));
-    }
-    if cfg.threads_per_block() > info.max_threads_per_block as u64 {
-        return err(format!(
-            "block_dim {b:?} has {} threads; a block holds at most {}",
-            cfg.threads_per_block(),
-            info.max_threads_per_block
-        ));
-    }
-    let (mb, mg) = (info.max_block_dim, info.max_grid_dim);
-    if b.0 > mb[0] || b.1 > mb[1] || b.2 > mb[2] {
-        return err(format!("block_dim {b:?} exceeds the per-dimension limits {mb:?}"));
-    }
-    if g.0 > mg[0] || g.1 > mg[1] || g.2 > mg[2] {
-        return err(format!("grid_dim {g:?} exceeds the per-dimension limits {mg:?}"));
-    }
-    if cfg.shared_mem_bytes > info.max_shared_mem_per_block {
-        return err(format!(
-            "{} bytes of dynamic shared memory requested; a block may use at most {} without opting in",
-            cfg.shared_mem_bytes, info.max_shared_mem_per_block
-        ));
-    }
-    Ok(())
 }
 
 fn check_args(kernel: &str, params: &[Param], args: &[Arg<'_>]) -> Result<()> {
@@ -259,8 +220,20 @@ fn check_args(kernel: &str, params: &[Param], args: &[Arg<'_>]) -> Result<()> {
                 return err(format!("argument {i} `{} {}` points to {}, but `{}` holds {rust}", p.ty, p.name, p.base, raw.label));
             }
             (ArgKind::Scalar { c_names, rust }, false) if known && !c_names.contains(&p.base.as_str()) => {
+                let want = rust_type_for(&p.base).unwrap_or("i32");
                 return err(format!(
-                    "argument {i} `{} {}` is a {}, but a {rust} ({} bytes) was given: convert it (e.g. `n as i32`)",
+                    "argument {i} `{} {}` is a {}, but a {rust} ({} bytes) was given: convert it (e.g. `n as {want}`)",
+                    p.ty,
+                    p.name,
+                    p.base,
+                    a.bytes.len()
+                ));
+            }
+            // A type no DeviceRepr stands for (bool, int3, ...): its size, at least, must match.
+            (ArgKind::Scalar { rust, .. }, false) if c_size(&p.base).is_some_and(|size| size != a.bytes.len()) => {
+                let size = c_size(&p.base).unwrap_or_default();
+                return err(format!(
+                    "argument {i} `{} {}` is a {size}-byte {}, but a {rust} ({} bytes) was given",
                     p.ty,
                     p.name,
                     p.base,
@@ -271,4 +244,76 @@ fn check_args(kernel: &str, params: &[Param], args: &[Arg<'_>]) -> Result<()> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gpu::{Gpu, Result};
+
+    /// An argument to push: the device buffer (of f32) or a value.
+    enum A {
+        Buf,
+        I32(i32),
+        U64(u64),
+        F64(f64),
+        U8(u8),
+    }
+
+    /// The checks of `k(params)` against `args`, on an emulated device (whose buffers the pointer
+    /// arguments need; no kernel is compiled or run).
+    fn check(params: &str, args: &[A]) -> Result<()> {
+        let gpu = Gpu::emulated(0, gpubook_emu::EmuConfig::from_env())?;
+        let stream = gpu.default_stream();
+        let buf = stream.alloc_zeros::<f32>(4)?;
+        let sig = gpubook_emu::parse_kernels(&format!("extern \"C\" __global__ void k({params}) {{}}")).remove(0);
+        let f = Function { inner: std::sync::Arc::new(NoFunction), name: "k".into(), signature: Some(sig.clone()) };
+        let mut launch = stream.launch_builder(&f);
+        for a in args {
+            match a {
+                A::Buf => launch.arg(&buf),
+                A::I32(v) => launch.arg(v),
+                A::U64(v) => launch.arg(v),
+                A::F64(v) => launch.arg(v),
+                A::U8(v) => launch.arg(v),
+            };
+        }
+        check_args("k", &sig.params, &launch.args)
+    }
+
+    struct NoFunction;
+    impl crate::gpu::backend::BackendFunction for NoFunction {
+        fn as_any(&self) -> &dyn std::any::Any {
+            self
+        }
+    }
+
+    fn refused(params: &str, args: &[A]) -> String {
+        check(params, args).expect_err("the check should refuse this").to_string()
+    }
+
+    #[test]
+    fn matching_arguments_pass() {
+        check("const float* a, int n", &[A::Buf, A::I32(4)]).unwrap();
+        // bool has no DeviceRepr: a value of its size passes.
+        check("bool flag, float* out", &[A::U8(1), A::Buf]).unwrap();
+    }
+
+    #[test]
+    fn count_kind_type_and_size_are_checked() {
+        let e = refused("const float* a, int n", &[A::Buf]);
+        assert!(e.contains("the kernel takes 2 arguments (const float* a, int n) but 1 were given"), "{e}");
+        let e = refused("const float* a, int n", &[A::Buf, A::U64(4)]);
+        assert!(e.contains("argument 1 `int n` is a int, but a u64 (8 bytes) was given: convert it (e.g. `n as i32`)"), "{e}");
+        let e = refused("float* a, float s", &[A::Buf, A::F64(1.5)]);
+        assert!(e.contains("convert it (e.g. `n as f32`)"), "the hint names the parameter's Rust type: {e}");
+        let e = refused("float* a, int n", &[A::I32(4), A::I32(4)]);
+        assert!(e.contains("argument 0 `float* a` is a pointer, but a value of type i32 was given"), "{e}");
+        let e = refused("int n", &[A::Buf]);
+        assert!(e.contains("argument 0 `int n` is a value, but a device buffer (`buffer #1` of f32) was given"), "{e}");
+        let e = refused("int* a", &[A::Buf]);
+        assert!(e.contains("argument 0 `int* a` points to int, but `buffer #1` holds f32"), "{e}");
+        let e = refused("int3 v", &[A::I32(4)]);
+        assert!(e.contains("argument 0 `int3 v` is a 12-byte int3, but a i32 (4 bytes) was given"), "{e}");
+    }
 }

@@ -14,8 +14,10 @@
 
 use super::context::{Gpu, GpuInner};
 use super::error::{GpuError, Result};
-use super::memory::{BufferId, DevicePtr, DevicePtrMut, RawRef};
+use super::ids::BufferId;
+use super::memory::{DevicePtr, DevicePtrMut, RawRef};
 use super::repr::DeviceRepr;
+use crate::sync::lock;
 use std::sync::Arc;
 
 /// `len` values of `T` in mapped pinned host memory (see the module docs).
@@ -88,7 +90,7 @@ impl<T: DeviceRepr> MappedHostSlice<T> {
     /// (automatic synchronisation) or reports it.
     fn host_access(&self, write: bool) -> Result<()> {
         let auto = self.gpu.auto_sync.load(std::sync::atomic::Ordering::SeqCst);
-        let mut st = self.gpu.state.lock().unwrap();
+        let mut st = lock(&self.gpu.state);
         for u in st.order.host_unordered(self.buffer, write) {
             if !auto {
                 let (host, device) = (if write { "writes" } else { "reads" }, if u.write { "writes" } else { "reads" });
@@ -121,11 +123,11 @@ impl<T: DeviceRepr> Drop for MappedHostSlice<T> {
     fn drop(&mut self) {
         // Device work still using the memory must finish before it goes back (errors have nowhere
         // to go from Drop; the device keeps the evidence).
-        let pending = self.gpu.state.lock().unwrap().order.host_unordered(self.buffer, true);
+        let pending = lock(&self.gpu.state).order.host_unordered(self.buffer, true);
         for u in pending {
             let _ = self.gpu.backend.synchronize_event(u.event);
         }
-        let mut st = self.gpu.state.lock().unwrap();
+        let mut st = lock(&self.gpu.state);
         st.order.forget_buffer(self.buffer);
         drop(st);
         // SAFETY: allocated by alloc_mapped with these pointers; nothing uses it any more.

@@ -4,14 +4,11 @@
 
 use super::context::GpuInner;
 use super::error::{GpuError, Result};
+use super::ids::BufferId;
 use super::repr::DeviceRepr;
-use super::strided::{StridedView, StridedViewMut};
 use std::marker::PhantomData;
 use std::ops::{Bound, RangeBounds};
 use std::sync::Arc;
-
-/// Identifies an allocation within a `Gpu` (stable across views and in the trace).
-pub type BufferId = u64;
 
 /// What the API knows about the memory an argument or a copy refers to.
 #[derive(Clone)]
@@ -130,23 +127,6 @@ impl<T: DeviceRepr> DeviceSlice<T> {
     pub fn view_as_mut<U: DeviceRepr>(&mut self, byte_offset: usize, len: usize) -> Result<DeviceViewMut<'_, U>> {
         self.as_view_mut().into_view_as(byte_offset, len)
     }
-    /// A `rows × cols` matrix of `U` inside this allocation, its first element `byte_offset`
-    /// bytes in and each row `row_stride` elements after the previous one (`from_blob` with
-    /// shape and strides). See [`StridedView`].
-    pub fn view_2d<U: DeviceRepr>(&self, byte_offset: usize, rows: usize, cols: usize, row_stride: usize) -> Result<StridedView<'_, U>> {
-        self.as_view().view_2d(byte_offset, rows, cols, row_stride)
-    }
-    /// The writable twin of [`view_2d`](Self::view_2d): e.g. a kernel's output written straight
-    /// into the payload slots of a message buffer.
-    pub fn view_2d_mut<U: DeviceRepr>(
-        &mut self,
-        byte_offset: usize,
-        rows: usize,
-        cols: usize,
-        row_stride: usize,
-    ) -> Result<StridedViewMut<'_, U>> {
-        self.as_view_mut().into_view_2d(byte_offset, rows, cols, row_stride)
-    }
 
     fn region(&self) -> Region<'_> {
         Region { gpu: &self.gpu, buffer: self.buffer, addr: self.addr, label: &self.label, mapped: false }
@@ -257,10 +237,9 @@ impl<'a, T: DeviceRepr> DeviceView<'a, T> {
         let offset = reinterpret::<T, U>(self.region.label, self.offset, self.num_bytes(), byte_offset, len)?;
         Ok(DeviceView::new(self.region, offset, len))
     }
-    /// A `rows × cols` matrix of `U` inside this view (see [`DeviceSlice::view_2d`]).
-    pub fn view_2d<U: DeviceRepr>(&self, byte_offset: usize, rows: usize, cols: usize, row_stride: usize) -> Result<StridedView<'a, U>> {
-        let span = strided_span(self.region.label, rows, cols, row_stride)?;
-        Ok(StridedView::new(self.view_as::<U>(byte_offset, span)?, rows, cols, row_stride))
+    /// The name of the allocation this view lies in.
+    pub(crate) fn label(&self) -> &'a str {
+        self.region.label
     }
 }
 
@@ -293,31 +272,14 @@ impl<'a, T: DeviceRepr> DeviceViewMut<'a, T> {
         let offset = reinterpret::<T, U>(self.region.label, self.offset, self.num_bytes(), byte_offset, len)?;
         Ok(DeviceViewMut::new(self.region, offset, len))
     }
-    /// A writable `rows × cols` matrix of `U` inside this view.
-    pub fn view_2d_mut<U: DeviceRepr>(
-        &mut self,
-        byte_offset: usize,
-        rows: usize,
-        cols: usize,
-        row_stride: usize,
-    ) -> Result<StridedViewMut<'_, U>> {
-        let span = strided_span(self.region.label, rows, cols, row_stride)?;
-        Ok(StridedViewMut::new(self.view_as_mut::<U>(byte_offset, span)?, rows, cols, row_stride))
-    }
     /// [`view_as_mut`](Self::view_as_mut) that keeps the original borrow's lifetime.
     pub(crate) fn into_view_as<U: DeviceRepr>(self, byte_offset: usize, len: usize) -> Result<DeviceViewMut<'a, U>> {
         let offset = reinterpret::<T, U>(self.region.label, self.offset, self.num_bytes(), byte_offset, len)?;
         Ok(DeviceViewMut::new(self.region, offset, len))
     }
-    pub(crate) fn into_view_2d<U: DeviceRepr>(
-        self,
-        byte_offset: usize,
-        rows: usize,
-        cols: usize,
-        row_stride: usize,
-    ) -> Result<StridedViewMut<'a, U>> {
-        let span = strided_span(self.region.label, rows, cols, row_stride)?;
-        Ok(StridedViewMut::new(self.into_view_as::<U>(byte_offset, span)?, rows, cols, row_stride))
+    /// The name of the allocation this view lies in.
+    pub(crate) fn label(&self) -> &'a str {
+        self.region.label
     }
 }
 
@@ -345,17 +307,6 @@ fn reinterpret<T: DeviceRepr, U: DeviceRepr>(label: &str, base: usize, bytes: us
             T::RUST_NAME
         ))),
     }
-}
-
-/// Elements a strided `rows × cols` matrix spans from its first element to its last.
-fn strided_span(label: &str, rows: usize, cols: usize, row_stride: usize) -> Result<usize> {
-    if rows > 1 && cols > row_stride {
-        return Err(GpuError::Size(format!(
-            "a {rows} × {cols} view of `{label}` with a row stride of {row_stride} elements would make rows overlap: \
-             the stride must be at least the row length ({cols})"
-        )));
-    }
-    Ok(if rows == 0 || cols == 0 { 0 } else { (rows - 1) * row_stride + cols })
 }
 
 impl<T: DeviceRepr> DevicePtr<T> for DeviceSlice<T> {

@@ -24,6 +24,27 @@
 //! assert_eq!(stream.clone_dtoh(&c)?, vec![11.0, 22.0, 33.0]);
 //! # Ok(()) }
 //! ```
+//!
+//! # Layers
+//!
+//! Each file uses only files of its own layer or below, and no two files use each other
+//! (`import_graph.rs` at the crate root tests both). A method that belongs to a higher layer lives
+//! there as an `impl` block: `Gpu::default_stream` in stream.rs, `Gpu::load_module` in
+//! function.rs, `Stream::launch_builder` in launch.rs.
+//!
+//! ```text
+//! launch and module loading   function.rs (Module, Function)  launch.rs (LaunchArgs, the checks)
+//! memory, streams, events     memory.rs  strided.rs  host.rs  mapped.rs  event.rs  stream.rs
+//! the context                 context.rs (Gpu, GpuInner, the trace log)  ordering.rs
+//! the backend seam            backend.rs (the Backend trait)  cuda.rs  emu.rs
+//!                             select.rs (which backend: resolve_backend, the one place)
+//! plain types and ids         error.rs  ids.rs  info.rs  limits.rs (the launch limits table)
+//!                             repr.rs  trace.rs (records)  module.rs (Source, KernelSource)
+//! ```
+//!
+//! Below the seam a backend sees raw addresses, stream and event ids; everything typed, traced or
+//! checked (element types, kernel arguments, launch limits, cross-stream ordering) happens above
+//! it, once, so it behaves the same on a GPU and on the emulator.
 
 mod backend;
 mod context;
@@ -31,9 +52,12 @@ pub(crate) mod cuda;
 mod emu;
 mod error;
 mod event;
+mod function;
 mod host;
+mod ids;
 mod info;
 mod launch;
+mod limits;
 mod mapped;
 mod memory;
 mod module;
@@ -44,21 +68,27 @@ mod stream;
 mod strided;
 mod trace;
 
-pub use backend::HostMem;
 pub use context::Gpu;
 pub use error::{GpuError, Result};
 pub use event::Event;
+pub use function::{Function, Module};
 pub use host::{HostSlice, HostSliceMut, PinnedHostSlice, PinnedView, PinnedViewMut};
+pub use ids::{BufferId, HostMem};
 pub use info::{BackendKind, DeviceInfo};
-pub use launch::{LaunchArgs, LaunchConfig, PushKernelArg};
+pub use launch::{LaunchArgs, PushKernelArg};
+pub use limits::LaunchConfig;
 pub use mapped::MappedHostSlice;
-pub use memory::{BufferId, DevicePtr, DevicePtrMut, DeviceSlice, DeviceView, DeviceViewMut};
-pub use module::{Function, KernelSource, Module, Source};
+pub use memory::{DevicePtr, DevicePtrMut, DeviceSlice, DeviceView, DeviceViewMut};
+pub(crate) use module::with_kernel_text;
+pub use module::{KernelSource, Source};
 pub use repr::{DeviceRepr, vector};
-pub use select::{BACKEND_VAR, requested_backend};
+pub use select::{BACKEND_VAR, BackendChoice, requested_backend, resolve_backend};
 pub use stream::Stream;
 pub use strided::{StridedView, StridedViewMut};
-pub use trace::{CopyDir, OpKind, Trace, TraceOp};
+pub use trace::{
+    AccessCounts, BufferAccesses, CopyDir, GlobalAccesses, GlobalRequests, OpKind, SharedAccesses, SharedRequests, ThreadAccesses, Trace,
+    TraceOp, Writer, digest,
+};
 
 /// Probes for what `gpubook doctor` reports, without creating a device.
 pub mod probe {

@@ -1,14 +1,13 @@
-//! Kernel sources, modules and functions: `gpu.load_module(Source::file(..))?.load_function(..)`.
+//! Kernel sources: where a module's CUDA C comes from (`Source`), and the text read and parsed
+//! (`KernelSource`), which is what a backend compiles. `function.rs` turns them into modules.
 //!
 //! The same .cu text goes to NVRTC on a GPU and to the emulator's C++ build on a CPU. The kernel
 //! signatures are parsed here once, so a launch's arguments are checked against the parameters
 //! (count, pointer or scalar, element type, size) before either backend sees them.
 
-use super::backend::{BackendFunction, BackendModule};
 use super::error::{GpuError, Result};
 use gpubook_emu::KernelSignature;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 /// Where a kernel's CUDA C comes from.
 #[derive(Debug, Clone)]
@@ -52,6 +51,7 @@ impl Source {
 
     pub(crate) fn read(&self) -> Result<KernelSource> {
         let (path, text) = match &self.origin {
+            Origin::File(p) if let Some(text) = replaced(p) => (p.clone(), text),
             Origin::File(p) => {
                 let p = &crate::paths::relocate(p);
                 let text = std::fs::read_to_string(p)
@@ -64,6 +64,29 @@ impl Source {
         let include_dirs = self.include_dirs.iter().map(|d| crate::paths::relocate(d)).collect();
         Ok(KernelSource { path, text, include_dirs, signatures })
     }
+}
+
+thread_local! {
+    /// Kernel files read as other text on this thread: (path suffix, text). See `with_kernel_text`.
+    static REPLACED: std::cell::RefCell<Vec<(String, String)>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+fn replaced(path: &Path) -> Option<String> {
+    REPLACED.with(|r| r.borrow().iter().rev().find(|(suffix, _)| path.ends_with(suffix)).map(|(_, t)| t.clone()))
+}
+
+/// Runs `f` with every kernel file whose path ends with `suffix` read as `text` instead, on this
+/// thread: the wrong-answer tests run a solution's host code with a mutation of its kernel.
+pub(crate) fn with_kernel_text<R>(suffix: &str, text: String, f: impl FnOnce() -> R) -> R {
+    REPLACED.with(|r| r.borrow_mut().push((suffix.to_string(), text)));
+    struct Pop;
+    impl Drop for Pop {
+        fn drop(&mut self) {
+            REPLACED.with(|r| r.borrow_mut().pop());
+        }
+    }
+    let _pop = Pop;
+    f()
 }
 
 /// `kernel!("ch03/vector_add.cu")`: a .cu file under the calling crate's `kernels/` folder, found
@@ -104,52 +127,4 @@ impl KernelSource {
 
 pub(crate) fn display_path(path: &Path) -> String {
     crate::paths::display(path)
-}
-
-/// A compiled module (cudarc's `CudaModule`, CUDA's `cuModuleLoadData`).
-#[derive(Clone)]
-pub struct Module {
-    pub(crate) inner: Arc<dyn BackendModule>,
-    pub(crate) source: Arc<KernelSource>,
-}
-
-impl Module {
-    /// Looks a `__global__` function up by name (`cuModuleGetFunction`).
-    pub fn load_function(&self, name: &str) -> Result<Function> {
-        let signature = self.source.signatures.iter().find(|s| s.name == name).cloned();
-        let inner = self.inner.function(name).map_err(|_| GpuError::KernelNotFound {
-            name: name.into(),
-            file: PathBuf::from(self.source.display_path()),
-            available: self.source.kernel_names().join(", "),
-        })?;
-        Ok(Function { inner, name: name.into(), signature })
-    }
-
-    pub fn source(&self) -> &KernelSource {
-        &self.source
-    }
-}
-
-/// One kernel of a module, ready to launch (cudarc's `CudaFunction`).
-#[derive(Clone)]
-pub struct Function {
-    pub(crate) inner: Arc<dyn BackendFunction>,
-    pub(crate) name: String,
-    pub(crate) signature: Option<KernelSignature>,
-}
-
-impl Function {
-    pub fn name(&self) -> &str {
-        &self.name
-    }
-
-    /// The parameters as parsed from the source, when the parser understood them.
-    pub fn signature(&self) -> Option<&KernelSignature> {
-        self.signature.as_ref()
-    }
-
-    /// The backend's own function object (cudarc's `CudaFunction` on a GPU).
-    pub fn raw(&self) -> &dyn std::any::Any {
-        self.inner.as_any()
-    }
 }

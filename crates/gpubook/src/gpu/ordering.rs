@@ -8,8 +8,7 @@
 //! with automatic synchronisation off, refuses with a `Hazard` that names both operations.
 //! The same bookkeeping runs on a GPU and on the emulator.
 
-use super::backend::{EventId, StreamId};
-use super::memory::BufferId;
+use super::ids::{BufferId, EventId, StreamId};
 use std::collections::HashMap;
 
 #[derive(Debug, Clone, Default, PartialEq)]

@@ -13,12 +13,16 @@ pub unsafe trait DeviceRepr: Copy + Send + Sync + 'static {
 }
 
 macro_rules! device_repr {
-    ($($t:ty => [$($c:literal),*];)*) => {$(
-        unsafe impl DeviceRepr for $t {
-            const C_NAMES: &'static [&'static str] = &[$($c),*];
-            const RUST_NAME: &'static str = stringify!($t);
-        }
-    )*};
+    ($($t:ty => [$($c:literal),*];)*) => {
+        $(
+            unsafe impl DeviceRepr for $t {
+                const C_NAMES: &'static [&'static str] = &[$($c),*];
+                const RUST_NAME: &'static str = stringify!($t);
+            }
+        )*
+        /// (Rust name, C names) of every scalar `DeviceRepr`, in the order written.
+        const SCALARS: &[(&str, &[&str])] = &[$((stringify!($t), &[$($c),*])),*];
+    };
 }
 
 device_repr! {
@@ -72,6 +76,27 @@ pub(crate) fn is_known_c_type(base: &str) -> bool {
         "double2",
     ];
     KNOWN.contains(&base)
+}
+
+/// The Rust type to pass for a C scalar parameter (`int` → `i32`), when there is one.
+pub(crate) fn rust_type_for(c: &str) -> Option<&'static str> {
+    SCALARS.iter().find(|(_, names)| names.contains(&c)).map(|(rust, _)| *rust)
+}
+
+/// Bytes of the C types a kernel parameter may have, the ones no `DeviceRepr` stands for included
+/// (`bool`, `int3`, `dim3`): a value of another size is an error even where its type cannot be
+/// checked. `None` for structs and template parameters.
+pub(crate) fn c_size(base: &str) -> Option<usize> {
+    Some(match base {
+        "bool" | "char" | "signed char" | "unsigned char" | "int8_t" | "uint8_t" => 1,
+        "short" | "unsigned short" | "int16_t" | "uint16_t" | "char2" | "uchar2" => 2,
+        "int" | "unsigned" | "unsigned int" | "float" | "int32_t" | "uint32_t" | "char4" | "uchar4" | "short2" | "ushort2" => 4,
+        "long" | "unsigned long" | "long long" | "unsigned long long" | "double" | "size_t" | "ptrdiff_t" | "int64_t" | "uint64_t"
+        | "intptr_t" | "uintptr_t" | "int2" | "uint2" | "float2" | "short4" | "ushort4" => 8,
+        "int3" | "uint3" | "float3" | "dim3" => 12,
+        "int4" | "uint4" | "float4" | "double2" | "long2" | "ulong2" | "longlong2" | "ulonglong2" => 16,
+        _ => return None,
+    })
 }
 
 /// CUDA's vector types, laid out as CUDA lays them out (float4 is 16-byte aligned, so a kernel

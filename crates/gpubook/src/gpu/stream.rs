@@ -2,17 +2,17 @@
 //! and event records issued on one stream run in order; streams run independently of each other
 //! unless events order them.
 
-use super::backend::{HostMem, StreamId};
 use super::context::Gpu;
 use super::error::{GpuError, Result};
 use super::event::Event;
 use super::host::{HostSlice, HostSliceMut};
-use super::launch::LaunchArgs;
+use super::ids::{HostMem, StreamId};
+use super::info::BackendKind;
 use super::memory::{DevicePtr, DevicePtrMut, DeviceSlice, RawRef};
-use super::module::Function;
 use super::ordering::Access;
 use super::repr::DeviceRepr;
-use super::trace::{CopyDir, OpKind, Stamp, host_mem_pinned};
+use super::trace::{self, CopyDir, OpKind, Stamp, host_mem_pinned};
+use crate::sync::lock;
 use std::marker::PhantomData;
 use std::sync::Arc;
 
@@ -20,6 +20,19 @@ pub struct Stream {
     gpu: Gpu,
     id: StreamId,
     owned: bool,
+}
+
+impl Gpu {
+    /// The default stream (stream 0).
+    pub fn default_stream(&self) -> Arc<Stream> {
+        Arc::new(Stream::new(self.clone(), 0, false))
+    }
+
+    /// A new stream, independent of every other (`cudaStreamCreateWithFlags(.., NonBlocking)`).
+    pub fn new_stream(&self) -> Result<Arc<Stream>> {
+        let id = self.inner.backend.new_stream()?;
+        Ok(Arc::new(Stream::new(self.clone(), id, true)))
+    }
 }
 
 impl Stream {
@@ -56,7 +69,7 @@ impl Stream {
         let mut slice = DeviceSlice { gpu: inner.clone(), buffer, addr, len, stream: self.id, label, _t: PhantomData };
         // The emulator poisons every allocation itself and tracks which bytes were never
         // written; a memset here would count as writing them.
-        let emulated = inner.backend.info().backend == super::BackendKind::Emulator;
+        let emulated = inner.backend.info().backend == BackendKind::Emulator;
         if inner.poison.load(std::sync::atomic::Ordering::SeqCst) && bytes > 0 && !emulated {
             self.memset_bytes(&mut slice, 0xFF)?;
         }
@@ -84,7 +97,13 @@ impl Stream {
         let d = self.own(dst.raw())?;
         same_len("memcpy_htod", len, dst.len())?;
         let bytes = d.bytes;
-        let kind = OpKind::Copy { dir: CopyDir::HostToDevice, bytes, pinned: host_mem_pinned(mem), src: None, dst: Some(d.buffer) };
+        // Only a synchronous (pageable) copy is digested: hashing a pinned chunk before issuing its
+        // asynchronous copy would hold the host up and stop the very overlap the chapters measure
+        // (the H200 showed it).
+        // SAFETY: the host slice holds `len` elements, `bytes` bytes, valid while `src` is borrowed.
+        let digest = (self.digests_on() && mem == HostMem::Pageable)
+            .then(|| trace::digest(unsafe { std::slice::from_raw_parts(ptr as *const u8, bytes) }));
+        let kind = OpKind::Copy { dir: CopyDir::HostToDevice, bytes, pinned: host_mem_pinned(mem), src: None, dst: Some(d.buffer), digest };
         let access = [access(&d, true)];
         self.gpu
             .inner
@@ -103,14 +122,27 @@ impl Stream {
         same_len("memcpy_dtoh", src.len(), len)?;
         let ptr = dst.host_ptr_mut() as *mut u8;
         let bytes = s.bytes;
-        let kind = OpKind::Copy { dir: CopyDir::DeviceToHost, bytes, pinned: host_mem_pinned(mem), src: Some(s.buffer), dst: None };
+        let kind =
+            OpKind::Copy { dir: CopyDir::DeviceToHost, bytes, pinned: host_mem_pinned(mem), src: Some(s.buffer), dst: None, digest: None };
         let access = [access(&s, false)];
         self.gpu.inner.run_op(self.id, kind, "memcpy_dtoh", &access, |b| unsafe { b.copy_dtoh(self.id, ptr, s.addr, bytes, mem) })?;
         match dst.pending() {
             Some(p) => p.track(&self.gpu.inner, self.id),
-            None if mem == HostMem::Pageable => self.host_wait(),
+            None if mem == HostMem::Pageable => {
+                self.host_wait()?;
+                if self.digests_on() {
+                    // SAFETY: the copy has finished (host_wait) and `dst` holds `bytes` bytes.
+                    let d = trace::digest(unsafe { std::slice::from_raw_parts(ptr as *const u8, bytes) });
+                    lock(&self.gpu.inner.state).trace.set_download_digest(self.id, s.buffer, d);
+                }
+                Ok(())
+            }
             None => Ok(()),
         }
+    }
+
+    fn digests_on(&self) -> bool {
+        self.gpu.inner.digests.load(std::sync::atomic::Ordering::SeqCst)
     }
 
     /// Copies device memory into a new `Vec` (`cudaMemcpy(DeviceToHost)`); waits for it.
@@ -126,7 +158,8 @@ impl Stream {
         let (s, d) = (self.own(src.raw())?, self.own(dst.raw())?);
         same_len("memcpy_dtod", src.len(), dst.len())?;
         let bytes = s.bytes;
-        let kind = OpKind::Copy { dir: CopyDir::DeviceToDevice, bytes, pinned: false, src: Some(s.buffer), dst: Some(d.buffer) };
+        let kind =
+            OpKind::Copy { dir: CopyDir::DeviceToDevice, bytes, pinned: false, src: Some(s.buffer), dst: Some(d.buffer), digest: None };
         let acc = [access(&s, false), access(&d, true)];
         self.gpu.inner.run_op(self.id, kind, "memcpy_dtod", &acc, |b| b.copy_dtod(self.id, d.addr, s.addr, bytes))?;
         Ok(())
@@ -152,18 +185,13 @@ impl Stream {
         Ok(())
     }
 
-    /// Starts a launch of `f`: add arguments with `.arg(..)`, then `.launch(cfg)`.
-    pub fn launch_builder<'a>(&'a self, f: &'a Function) -> LaunchArgs<'a> {
-        LaunchArgs::new(self, f)
-    }
-
     /// Records an event at the current end of this stream (`cudaEventRecord`).
     pub fn record_event(&self) -> Result<Event> {
         let inner = &self.gpu.inner;
         let b = inner.backend.as_ref();
         let id = b.record_event(self.id)?;
         let now = b.host_now_us();
-        let mut st = inner.state.lock().unwrap();
+        let mut st = lock(&inner.state);
         st.order.record(self.id, id);
         st.push(self.gpu.ordinal(), self.id, OpKind::RecordEvent, Stamp::Known(now, now));
         Ok(Event::new(inner.clone(), id, self.id))
@@ -178,7 +206,7 @@ impl Stream {
         let b = inner.backend.as_ref();
         b.wait_event(self.id, event.id)?;
         let now = b.host_now_us();
-        let mut st = inner.state.lock().unwrap();
+        let mut st = lock(&inner.state);
         st.order.wait(self.id, event.id);
         st.push(self.gpu.ordinal(), self.id, OpKind::WaitEvent { automatic: false }, Stamp::Known(now, now));
         Ok(())
@@ -207,7 +235,7 @@ impl Stream {
         let start = b.host_now_us();
         b.synchronize_stream(self.id)?;
         let end = b.host_now_us();
-        let mut st = inner.state.lock().unwrap();
+        let mut st = lock(&inner.state);
         st.order.host_synchronized_stream(self.id);
         st.push(self.gpu.ordinal(), self.id, OpKind::SynchronizeStream, Stamp::Known(start, end));
         Ok(())

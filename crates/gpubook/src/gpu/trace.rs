@@ -3,8 +3,7 @@
 //! Times come from CUDA events on a GPU and from the emulator's timeline model on a CPU, in
 //! microseconds since the device was created. Graders and figures read it.
 
-use super::backend::{EventId, HostMem};
-use super::memory::BufferId;
+use super::ids::{BufferId, EventId, HostMem};
 use serde::Serialize;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -31,6 +30,11 @@ pub enum OpKind {
         pinned: bool,
         src: Option<BufferId>,
         dst: Option<BufferId>,
+        /// A digest of the host side's bytes ([`digest`]), when the device records them
+        /// (`Gpu::set_content_digests`): what went up, and what came down once a synchronous
+        /// copy finished. `None` for device-to-device copies and for copies from and to pinned
+        /// memory, which are asynchronous.
+        digest: Option<u64>,
     },
     Memset {
         buffer: BufferId,
@@ -43,6 +47,9 @@ pub enum OpKind {
         block: [u32; 3],
         shared_mem_bytes: u32,
         buffers: Vec<(BufferId, bool)>,
+        /// What the kernel did to memory: the emulator's check mode counts it; None on a GPU
+        /// and in the emulator's fast mode.
+        counts: Option<Box<AccessCounts>>,
     },
     RecordEvent,
     /// `automatic`: inserted by automatic cross-stream synchronisation, not by the program.
@@ -85,6 +92,62 @@ impl OpKind {
     }
 }
 
+pub use gpubook_emu::{GlobalAccesses, GlobalRequests, SharedAccesses, SharedRequests, ThreadAccesses};
+
+/// A launch's memory traffic as the emulator's check mode counts it (crates/gpubook-emu/DESIGN.md,
+/// "Access counts", says how): warp-level requests to global memory with the 32-byte sectors
+/// they touch, shared-memory requests with their bank conflicts, atomics, and per-thread extremes.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct AccessCounts {
+    /// CUDA threads that ran to the end.
+    pub threads: u64,
+    pub global: GlobalAccesses,
+    pub shared: SharedAccesses,
+    /// The most any one thread did of each kind.
+    pub per_thread_max: ThreadAccesses,
+    /// The least any one thread did of each kind.
+    pub per_thread_min: ThreadAccesses,
+    /// Global traffic per device buffer, in the order the kernel first touched them.
+    pub buffers: Vec<BufferAccesses>,
+}
+
+/// The global traffic of one buffer in one launch.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct BufferAccesses {
+    /// The allocation, when it is one this `Gpu` made and passed to the launch.
+    pub buffer: Option<BufferId>,
+    /// Its name in diagnostics (the kernel parameter's, unless the program named it).
+    pub label: String,
+    pub loads: GlobalRequests,
+    pub stores: GlobalRequests,
+    pub atomics: u64,
+}
+
+impl AccessCounts {
+    /// The emulator's counts, with buffers named by id: `id_of` maps an allocation's device
+    /// address to its id.
+    pub(crate) fn from_emulator(c: gpubook_emu::AccessCounts, id_of: impl Fn(u64) -> Option<BufferId>) -> AccessCounts {
+        let buffers = c
+            .buffers
+            .into_iter()
+            .map(|b| BufferAccesses { buffer: id_of(b.addr), label: b.label, loads: b.loads, stores: b.stores, atomics: b.atomics })
+            .collect();
+        AccessCounts {
+            threads: c.threads,
+            global: c.global,
+            shared: c.shared,
+            per_thread_max: c.per_thread_max,
+            per_thread_min: c.per_thread_min,
+            buffers,
+        }
+    }
+
+    /// The entry of one buffer, by the name diagnostics give it.
+    pub fn buffer(&self, label: &str) -> Option<&BufferAccesses> {
+        self.buffers.iter().find(|b| b.label == label)
+    }
+}
+
 /// One operation with its times.
 #[derive(Debug, Clone, Serialize)]
 pub struct TraceOp {
@@ -100,6 +163,22 @@ impl TraceOp {
     pub fn duration_us(&self) -> f64 {
         (self.end_us - self.start_us).max(0.0)
     }
+
+    /// A launch's access counts (emulator, check mode), else None.
+    pub fn access_counts(&self) -> Option<&AccessCounts> {
+        match &self.kind {
+            OpKind::Launch { counts, .. } => counts.as_deref(),
+            _ => None,
+        }
+    }
+
+    /// The kernel of a launch.
+    pub fn kernel(&self) -> Option<&str> {
+        match &self.kind {
+            OpKind::Launch { kernel, .. } => Some(kernel),
+            _ => None,
+        }
+    }
 }
 
 /// A snapshot of the trace.
@@ -108,7 +187,67 @@ pub struct Trace {
     pub ops: Vec<TraceOp>,
 }
 
+/// A 64-bit digest of bytes, for telling whether data that left a function is data a copy
+/// carried (not a cryptographic hash: it guards against mistakes, not forgeries).
+pub fn digest(bytes: &[u8]) -> u64 {
+    const K: u64 = 0x9E37_79B9_7F4A_7C15;
+    let mut h = (bytes.len() as u64).wrapping_mul(K);
+    let mut chunks = bytes.chunks_exact(8);
+    for c in &mut chunks {
+        let w = u64::from_le_bytes(c.try_into().expect("8 bytes"));
+        h = (h.rotate_left(23) ^ w).wrapping_mul(K);
+    }
+    for &b in chunks.remainder() {
+        h = (h.rotate_left(23) ^ b as u64).wrapping_mul(K);
+    }
+    h ^ (h >> 29)
+}
+
+/// What last wrote a buffer, as [`Trace::last_writer`] sees it.
+#[derive(Debug, Clone, Copy)]
+pub enum Writer<'a> {
+    /// A kernel that took the buffer as a mutable argument.
+    Launch(&'a TraceOp),
+    /// A copy from the host into it.
+    Upload(&'a TraceOp),
+    /// A device-to-device copy into it.
+    DeviceCopy(&'a TraceOp),
+    /// A memset.
+    Memset(&'a TraceOp),
+    /// Nothing since it was allocated (or nothing the trace saw).
+    Nothing,
+}
+
 impl Trace {
+    /// What last wrote `buffer` before the op at position `before` in `ops`: a launch that took
+    /// it as a mutable argument, a copy into it, a memset (the grader's own poison fill of a new
+    /// allocation does not count).
+    pub fn last_writer(&self, buffer: BufferId, before: usize) -> Writer<'_> {
+        for op in self.ops[..before.min(self.ops.len())].iter().rev() {
+            match &op.kind {
+                OpKind::Launch { buffers, .. } if buffers.iter().any(|&(b, w)| b == buffer && w) => return Writer::Launch(op),
+                OpKind::Copy { dst: Some(d), dir, .. } if *d == buffer => {
+                    return if *dir == CopyDir::HostToDevice { Writer::Upload(op) } else { Writer::DeviceCopy(op) };
+                }
+                OpKind::Memset { buffer: b, value, .. } if *b == buffer && *value != 0xFF => return Writer::Memset(op),
+                OpKind::Memset { buffer: b, .. } if *b == buffer => return Writer::Nothing,
+                OpKind::Alloc { buffer: b, .. } if *b == buffer => return Writer::Nothing,
+                _ => {}
+            }
+        }
+        Writer::Nothing
+    }
+
+    /// Positions (in `ops`) of copies in direction `dir` whose host bytes had digest `d`.
+    pub fn copies_with_digest(&self, dir: CopyDir, d: u64) -> Vec<usize> {
+        self.ops
+            .iter()
+            .enumerate()
+            .filter(|(_, o)| matches!(o.kind, OpKind::Copy { dir: cd, digest: Some(x), .. } if cd == dir && x == d))
+            .map(|(i, _)| i)
+            .collect()
+    }
+
     pub fn copies(&self) -> impl Iterator<Item = &TraceOp> {
         self.ops.iter().filter(|o| o.kind.is_copy())
     }
@@ -206,6 +345,20 @@ pub(crate) struct TraceLog {
     pub enabled: bool,
 }
 
+impl TraceLog {
+    /// Gives the latest download from `buffer` on `stream` the digest of what arrived (known
+    /// only once a synchronous copy has finished).
+    pub fn set_download_digest(&mut self, stream: u32, buffer: BufferId, d: u64) {
+        let latest =
+            self.ops.iter_mut().rev().find(|p| {
+                p.stream == stream && matches!(p.kind, OpKind::Copy { dir: CopyDir::DeviceToHost, src: Some(b), .. } if b == buffer)
+            });
+        if let Some(Pending { kind: OpKind::Copy { digest, .. }, .. }) = latest {
+            *digest = Some(d);
+        }
+    }
+}
+
 pub(crate) fn host_mem_pinned(m: HostMem) -> bool {
     m == HostMem::Pinned
 }
@@ -220,11 +373,32 @@ mod tests {
 
     #[test]
     fn overlap_of_copies_and_launches() {
-        let copy = OpKind::Copy { dir: CopyDir::HostToDevice, bytes: 4, pinned: true, src: None, dst: Some(1) };
-        let launch = OpKind::Launch { kernel: "k".into(), grid: [1; 3], block: [1; 3], shared_mem_bytes: 0, buffers: vec![] };
+        let copy = OpKind::Copy { dir: CopyDir::HostToDevice, bytes: 4, pinned: true, src: None, dst: Some(1), digest: None };
+        let launch = OpKind::Launch { kernel: "k".into(), grid: [1; 3], block: [1; 3], shared_mem_bytes: 0, buffers: vec![], counts: None };
         let t = Trace { ops: vec![op(copy.clone(), 0.0, 10.0), op(launch, 5.0, 20.0), op(copy, 15.0, 30.0)] };
         assert_eq!(t.overlap_us(|o| o.kind.is_copy(), |o| o.kind.is_launch()), 10.0);
         assert_eq!(t.busy_us(|o| o.kind.is_copy()), 25.0);
         assert_eq!(t.span_us(), 30.0);
+    }
+
+    #[test]
+    fn the_last_writer_of_a_buffer() {
+        let up = OpKind::Copy { dir: CopyDir::HostToDevice, bytes: 4, pinned: false, src: None, dst: Some(1), digest: Some(7) };
+        let launch = OpKind::Launch {
+            kernel: "k".into(),
+            grid: [1; 3],
+            block: [1; 3],
+            shared_mem_bytes: 0,
+            buffers: vec![(1, false), (2, true)],
+            counts: None,
+        };
+        let poison = OpKind::Memset { buffer: 2, bytes: 4, value: 0xFF };
+        let t = Trace { ops: vec![op(poison, 0.0, 1.0), op(up, 1.0, 2.0), op(launch, 2.0, 3.0)] };
+        assert!(matches!(t.last_writer(2, 3), Writer::Launch(_)));
+        assert!(matches!(t.last_writer(2, 2), Writer::Nothing), "the grader's poison fill is no write");
+        assert!(matches!(t.last_writer(1, 3), Writer::Upload(_)), "a read-only argument is not written");
+        assert_eq!(t.copies_with_digest(CopyDir::HostToDevice, 7), [1]);
+        assert_ne!(digest(&[1, 2, 3]), digest(&[1, 2, 4]));
+        assert_ne!(digest(&[0; 8]), digest(&[0; 16]));
     }
 }

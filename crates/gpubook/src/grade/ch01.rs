@@ -1,8 +1,10 @@
 //! Chapter 1: heterogeneous computing. The first kernel (every thread finds its own slot) and the
 //! first launch (a configuration of blocks and threads, given and obeyed).
 
-use super::ch02::{count, no_leaks, story};
-use super::{Failure, check_values, edge_sizes, grade};
+use super::ch02::{no_leaks, story};
+use super::concepts::computed_on_the_device;
+use super::words::count;
+use super::{Failure, check_values, grade, sizes};
 use crate::gpu::{CopyDir, Gpu, GpuError, OpKind, Result, Trace};
 
 /// Every new device allocation is filled with 0xFF bytes under a grader: as an `i32`, -1.
@@ -15,7 +17,7 @@ const GLOBAL_INDEX: &str = "slot i belongs to the thread whose global index is i
 /// within that block, of the thread whose global index is i.
 pub fn who_am_i(f: impl Fn(&Gpu, usize, u32) -> Result<(Vec<i32>, Vec<i32>)>) {
     grade("ch01-who-am-i", |ctx| {
-        let mut cases: Vec<(usize, u32, String)> = edge_sizes(256, 100_003).into_iter().map(|(n, name)| (n, 256, name)).collect();
+        let mut cases: Vec<(usize, u32, String)> = sizes(&mut ctx.rng, 256, 100_003).into_iter().map(|(n, name)| (n, 256, name)).collect();
         cases.push((1000, 32, "many small blocks".into()));
         cases.push((37, 1024, "one large block, mostly idle".into()));
         cases.push((ctx.rng.usize(2, 20_000), ctx.rng.usize(1, 1025) as u32, "random size and block".into()));
@@ -39,6 +41,7 @@ pub fn who_am_i(f: impl Fn(&Gpu, usize, u32) -> Result<(Vec<i32>, Vec<i32>)>) {
             for (name, got, want) in [("block", &blocks, &want_block), ("thread", &threads, &want_thread)] {
                 check_values(name, got, want, Some(POISON_I32))
                     .map_err(|e| first_block_only(e, got, n, b).or_input(&input).concept(GLOBAL_INDEX))?;
+                computed_on_the_device(&trace, name, got, &[]).map_err(|e| e.input(&input))?;
             }
         }
         Ok(())
@@ -84,12 +87,17 @@ pub fn first_launch(f: impl Fn(&Gpu, u32, u32) -> Result<Vec<i32>>) {
             check_values("out", &out, &want, Some(POISON_I32)).map_err(|e| {
                 e.input(&input).concept("out[i] is written by the thread with global index i: thread t of block b writes 10000 * b + t")
             })?;
+            computed_on_the_device(&trace, "out", &out, &[]).map_err(|e| e.input(&input))?;
             let back = trace.bytes_copied(CopyDir::DeviceToHost);
             if back != 4 * total {
-                return Err(Failure::new(format!("{back} bytes were copied device→host for {total} i32 results ({} bytes)", 4 * total))
-                    .input(input)
-                    .detail(story(&trace))
-                    .concept("copy the result home once, when the kernel is done: stream.clone_dtoh(&out)"));
+                return Err(Failure::new(format!(
+                    "{back} bytes were copied device→host for {} ({} bytes)",
+                    count(total, "i32 result"),
+                    4 * total
+                ))
+                .input(input)
+                .detail(story(&trace))
+                .concept("copy the result home once, when the kernel is done: stream.clone_dtoh(&out)"));
             }
             no_leaks(&trace).map_err(|e| e.input(&input))?;
         }

@@ -2,7 +2,9 @@
 //! teaches: what was copied which way and how many bytes, how big each allocation was, whether the
 //! data stayed on the device between launches, and whether every buffer was freed.
 
-use super::{Failure, Tolerance, check_f32, edge_sizes, grade};
+use super::concepts::{computed_on_the_device, digest_of, written_by_a_kernel};
+use super::words::count;
+use super::{Failure, Tolerance, check_f32, grade};
 use crate::gpu::{CopyDir, Gpu, OpKind, Result, Trace};
 
 const ELEMENTS: &str = "gpubook and cudarc size buffers in elements of their type: alloc::<f32>(n) is n floats, 4n bytes. \
@@ -10,16 +12,16 @@ const ELEMENTS: &str = "gpubook and cudarc size buffers in elements of their typ
 
 /// The sizes every chapter-2 grader tries: the edge sizes for blocks of 256, and one past a block
 /// of 1024 (`LaunchConfig::for_num_elems` uses 1024).
-fn sizes() -> Vec<(usize, String)> {
-    let mut v = edge_sizes(256, 100_003);
-    v.insert(v.len() - 1, (1025, "1024 + 1".into()));
+fn sizes(rng: &mut super::Rng) -> Vec<(usize, String)> {
+    let mut v = super::sizes(rng, 256, 100_003);
+    v.insert(v.len() - 2, (1025, "1024 + 1".into()));
     v
 }
 
 /// `axpy(gpu, a, x, y)`: y ← a·x + y, with y written back into the caller's slice.
 pub fn axpy(f: impl Fn(&Gpu, f32, &[f32], &mut [f32]) -> Result<()>) {
     grade("ch02-axpy", |ctx| {
-        for (n, name) in sizes() {
+        for (n, name) in sizes(&mut ctx.rng) {
             // Asymmetric data: x and y on different scales, so mixing them up shows.
             let a = ctx.rng.f32(-4.0, 4.0);
             let x = ctx.rng.vec_f32(n, -100.0, 100.0);
@@ -66,6 +68,7 @@ pub fn axpy(f: impl Fn(&Gpu, f32, &[f32], &mut [f32]) -> Result<()>) {
             // |a·x| and |y| reach ~1400, where one float32 rounding is ~1e-4 in absolute terms.
             check_f32("y", &y_out, &want, Tolerance { abs: 5e-4, rel: 1e-5 })
                 .map_err(|e| e.input(&input).concept("launch the kernel on the device copies of x and y, then copy y back"))?;
+            computed_on_the_device(&trace, "y", &y_out, &[("x", digest_of(&x)), ("y", digest_of(&y))]).map_err(|e| e.input(&input))?;
         }
         Ok(())
     });
@@ -74,7 +77,7 @@ pub fn axpy(f: impl Fn(&Gpu, f32, &[f32], &mut [f32]) -> Result<()>) {
 /// `normalize(gpu, pixels) -> out`: out[i] = pixels[i] / 255, with n bytes in and 4n bytes out.
 pub fn normalize(f: impl Fn(&Gpu, &[u8]) -> Result<Vec<f32>>) {
     grade("ch02-normalize", |ctx| {
-        for (n, name) in sizes() {
+        for (n, name) in sizes(&mut ctx.rng) {
             let mut pixels: Vec<u8> = (0..n).map(|_| ctx.rng.next_u64() as u8).collect();
             // The extremes, where an off-by-one in the scale shows.
             pixels[0] = 255;
@@ -93,7 +96,7 @@ pub fn normalize(f: impl Fn(&Gpu, &[u8]) -> Result<Vec<f32>>) {
                 let what = if to_dev == 4 * n {
                     format!("the pixels crossed as {to_dev} bytes, four per pixel; as u8 they are {n} bytes")
                 } else {
-                    format!("{to_dev} bytes were copied host→device for {n} one-byte pixels")
+                    format!("{to_dev} bytes were copied host→device for {}", count(n, "one-byte pixel"))
                 };
                 return Err(Failure::new(what).input(input).detail(story(&trace)).concept(
                     "a copy costs its bytes: send the pixels as they are, one byte each (clone_htod(pixels)), \
@@ -102,16 +105,21 @@ pub fn normalize(f: impl Fn(&Gpu, &[u8]) -> Result<Vec<f32>>) {
             }
             let to_host = trace.bytes_copied(CopyDir::DeviceToHost);
             if to_host != 4 * n {
-                return Err(Failure::new(format!("{to_host} bytes were copied device→host for {n} f32 results ({} bytes)", 4 * n))
-                    .input(input)
-                    .detail(story(&trace))
-                    .concept("copy the result back once: n floats, 4 bytes each"));
+                return Err(Failure::new(format!(
+                    "{to_host} bytes were copied device→host for {} ({} bytes)",
+                    count(n, "f32 result"),
+                    4 * n
+                ))
+                .input(input)
+                .detail(story(&trace))
+                .concept("copy the result back once: n floats, 4 bytes each"));
             }
             no_leaks(&trace).map_err(|e| e.input(&input))?;
 
             let want: Vec<f64> = pixels.iter().map(|&p| (p as f32 / 255.0) as f64).collect();
             check_f32("out", &out, &want, Tolerance::F32)
                 .map_err(|e| e.input(&input).concept("launch the kernel on the device copy of the pixels and a result buffer of n f32s"))?;
+            computed_on_the_device(&trace, "out", &out, &[("pixels", digest_of(&pixels))]).map_err(|e| e.input(&input))?;
         }
         Ok(())
     });
@@ -123,7 +131,7 @@ pub fn fill(f: impl Fn(&Gpu, usize, f32) -> Result<Vec<f32>>) {
         let random = ctx.rng.f32(-100.0, 100.0);
         // 1.0 first: the value people try with memset. 0.0 is the one value memset can make.
         let values = [1.0, -2.5, random, 0.0, 3.0e-3, random];
-        for ((n, name), value) in sizes().into_iter().zip(values.into_iter().cycle()) {
+        for ((n, name), value) in sizes(&mut ctx.rng).into_iter().zip(values.into_iter().cycle()) {
             let input = format!("n = {n} ({name}), value = {value}");
             ctx.gpu.clear_trace().map_err(Failure::from)?;
             let out = ctx.call(|| f(&ctx.gpu, n, value)).map_err(|e| e.or_input(&input))?;
@@ -158,12 +166,13 @@ pub fn fill(f: impl Fn(&Gpu, usize, f32) -> Result<Vec<f32>>) {
             }
             let to_host = trace.bytes_copied(CopyDir::DeviceToHost);
             if to_host != 4 * n {
-                return Err(Failure::new(format!("{to_host} bytes were copied device→host for {n} f32s ({} bytes)", 4 * n))
+                return Err(Failure::new(format!("{to_host} bytes were copied device→host for {} ({} bytes)", count(n, "f32"), 4 * n))
                     .input(input)
                     .detail(story(&trace))
                     .concept("copy the result back once: n floats, 4 bytes each"));
             }
             no_leaks(&trace).map_err(|e| e.input(&input))?;
+            written_by_a_kernel(&trace, "out", &out).map_err(|e| e.input(&input))?;
         }
         Ok(())
     });
@@ -182,7 +191,8 @@ fn byte_pattern(out: &[f32], value: f32) -> Option<u8> {
 /// `smooth(gpu, x, k) -> y`: k steps of 3-point smoothing, with the data on the device throughout.
 pub fn smooth(f: impl Fn(&Gpu, &[f32], usize) -> Result<Vec<f32>>) {
     grade("ch02-stay-on-device", |ctx| {
-        let mut cases: Vec<(usize, usize, String)> = sizes().into_iter().map(|(n, name)| (n, ctx.rng.usize(2, 6), name)).collect();
+        let mut cases: Vec<(usize, usize, String)> =
+            sizes(&mut ctx.rng).into_iter().map(|(n, name)| (n, ctx.rng.usize(2, 6), name)).collect();
         cases.push((1000, 0, "k = 0: nothing to do".into()));
         cases.push((300, 1, "a single step".into()));
         cases.push((2000, 17, "many steps".into()));
@@ -209,6 +219,9 @@ pub fn smooth(f: impl Fn(&Gpu, &[f32], usize) -> Result<Vec<f32>>) {
                      copy back the buffer that step wrote",
                 )
             })?;
+            if k > 0 {
+                computed_on_the_device(&trace, "the result", &got, &[("x", digest_of(&x))]).map_err(|e| e.input(&input))?;
+            }
             if let (Some(&first), Some(&last)) = (launches.first(), launches.last()) {
                 between_launches(&trace, first, last, n).map_err(|e| e.input(&input))?;
                 let allocs = trace.ops.iter().filter(|o| matches!(o.kind, OpKind::Alloc { .. })).count();
@@ -319,15 +332,6 @@ pub(crate) fn no_leaks(trace: &Trace) -> Result<(), Failure> {
         "every allocation needs a free (cudaFree). A DeviceSlice frees itself when it is dropped, so a leak means it \
          was never dropped: forgotten (std::mem::forget, Box::leak) or kept alive beyond the call",
     ))
-}
-
-/// "1 thread", "2 threads": counts in reports read as sentences ("copy" → "copies").
-pub(crate) fn count(n: usize, noun: &str) -> String {
-    match (n, noun.strip_suffix('y')) {
-        (1, _) => format!("1 {noun}"),
-        (_, Some(stem)) => format!("{n} {stem}ies"),
-        _ => format!("{n} {noun}s"),
-    }
 }
 
 /// The call's operations in order, as evidence for a report: "trace: alloc 400 B → memcpy HtoD

@@ -3,8 +3,10 @@
 //! ceiling division, in each dimension), x along a row, and for the grid-stride loop exactly the
 //! grid the grader asked for.
 
+use super::concepts::{computed_on_the_device, counted_launches, digest_of};
 use super::explain::Explain;
-use super::{Failure, Tolerance, check_f32, check_values, edge_sizes, grade};
+use super::words::count;
+use super::{Failure, Rng, Tolerance, check_f32, check_values, grade, sizes};
 use crate::gpu::{CopyDir, Gpu, OpKind, Result, Trace};
 
 /// A launch as the trace recorded it.
@@ -45,9 +47,11 @@ pub(super) fn one_launch(trace: &Trace, what: &str) -> Result<Launch, Failure> {
 /// The 2-D shapes every matrix and image grader tries, as (rows, cols) with their names: a
 /// single element, a single row, a single column, exactly one 16 × 16 block, shapes that are not
 /// multiples of the block (and are not square, so rows and columns cannot be mixed up unseen),
-/// and a larger one.
-pub(super) fn shapes_2d() -> Vec<(usize, usize, &'static str)> {
-    vec![
+/// and a larger one drawn from the seed.
+pub(super) fn shapes_2d(rng: &mut Rng) -> Vec<(usize, usize, String)> {
+    let (rows, cols) = (rng.usize(150, 700), rng.usize(150, 700));
+    let drawn = (rows, cols, format!("{rows} × {cols}, drawn from the seed"));
+    let fixed: [(usize, usize, &str); 7] = [
         (1, 1, "a single element"),
         (1, 300, "a single row"),
         (300, 1, "a single column"),
@@ -55,7 +59,8 @@ pub(super) fn shapes_2d() -> Vec<(usize, usize, &'static str)> {
         (17, 33, "17 × 33: not a multiple of the block, not square"),
         (33, 17, "33 × 17"),
         (97, 131, "97 × 131"),
-    ]
+    ];
+    fixed.into_iter().map(|(r, c, name)| (r, c, name.to_string())).chain([drawn]).collect()
 }
 
 const CEIL: &str = "the grid needs ceil(n / block) blocks, n.div_ceil(block) in Rust: n / block rounds down, leaving \
@@ -67,7 +72,7 @@ const GUARD: &str = "the boundary guard: the grid is rounded up to whole blocks,
 pub fn vector_add(f: impl Fn(&Gpu, &[f32], &[f32]) -> Result<Vec<f32>>) {
     let explain = Explain { out_of_bounds: Some(GUARD), launch_config: Some(CEIL), ..Default::default() };
     grade("ch03-vector-add", |ctx| {
-        for (n, name) in edge_sizes(256, 100_003) {
+        for (n, name) in sizes(&mut ctx.rng, 256, 100_003) {
             let input = format!("n = {n} ({name})");
             let a = ctx.rng.vec_f32(n, -100.0, 100.0);
             let b = ctx.rng.vec_f32(n, -100.0, 100.0);
@@ -77,7 +82,7 @@ pub fn vector_add(f: impl Fn(&Gpu, &[f32], &[f32]) -> Result<Vec<f32>>) {
             let launch = one_launch(&trace, "one vector add").map_err(|e| e.input(&input))?;
             let (threads, _) = launch.threads();
             if threads < n as u64 {
-                return Err(Failure::new(format!("the grid has {threads} threads in x for {n} elements"))
+                return Err(Failure::new(format!("the grid has {} in x for {}", count(threads as usize, "thread"), count(n, "element")))
                     .concept(CEIL)
                     .input(&input)
                     .detail(format!("the launch: {}", launch.describe())));
@@ -99,6 +104,7 @@ pub fn vector_add(f: impl Fn(&Gpu, &[f32], &[f32]) -> Result<Vec<f32>>) {
                      blocks, and `if (i < n)` for the threads past the end",
                 )
             })?;
+            computed_on_the_device(&trace, "c", &c, &[("a", digest_of(&a)), ("b", digest_of(&b))]).map_err(|e| e.input(&input))?;
             if trace.bytes_copied(CopyDir::HostToDevice) != 2 * n * 4 || trace.bytes_copied(CopyDir::DeviceToHost) != n * 4 {
                 return Err(Failure::new("copies move more or fewer bytes than a, b in and c out")
                     .concept("copy each input to the device once and the result back once")
@@ -140,7 +146,7 @@ pub fn bias_relu(f: impl Fn(&Gpu, &[f32], f32, u32) -> Result<Vec<f32>>) {
     };
     grade("ch03-grid-stride", |ctx| {
         let mut cases: Vec<(usize, String, u32)> = Vec::new();
-        for (n, name) in edge_sizes(256, 100_003) {
+        for (n, name) in sizes(&mut ctx.rng, 256, 100_003) {
             cases.push((n, name.clone(), 1));
             cases.push((n, name, 3));
         }
@@ -154,15 +160,21 @@ pub fn bias_relu(f: impl Fn(&Gpu, &[f32], f32, u32) -> Result<Vec<f32>>) {
             let trace = ctx.gpu.trace().map_err(Failure::from)?;
             let launch = one_launch(&trace, "one bias_relu").map_err(|e| e.input(&input))?;
             if launch.grid != [blocks, 1, 1] {
-                return Err(Failure::new(format!("the grader asked for a grid of {blocks} blocks; the launch had {}", launch.describe()))
-                    .concept(
-                        "the grid is given: a grid-stride kernel covers any n with any grid, so the launch uses the `blocks` asked for",
-                    )
-                    .input(&input));
+                return Err(Failure::new(format!(
+                    "the grader asked for a grid of {}; the launch had {}",
+                    count(blocks as usize, "block"),
+                    launch.describe()
+                ))
+                .concept("the grid is given: a grid-stride kernel covers any n with any grid, so the launch uses the `blocks` asked for")
+                .input(&input));
             }
             let relu = |v: f64| v.max(0.0);
             let want: Vec<f64> = x.iter().map(|&v| relu(v as f64 + bias as f64)).collect();
-            let Err(failure) = check_f32("x", &got, &want, Tolerance::F32) else { continue };
+            let Err(failure) = check_f32("x", &got, &want, Tolerance::F32) else {
+                computed_on_the_device(&trace, "x", &got, &[("x", digest_of(&x))]).map_err(|e| e.input(&input))?;
+                every_thread_its_share(ctx, &trace, n, launch.threads().0).map_err(|e| e.input(&input))?;
+                continue;
+            };
             let (threads, _) = launch.threads();
             let bad: Vec<usize> = (0..n).filter(|&i| (got[i] as f64 - want[i]).abs() > 1e-5 + 1e-5 * want[i].abs()).collect();
             let unchanged = bad.iter().filter(|&&i| got[i] == x[i]).count();
@@ -174,7 +186,10 @@ pub fn bias_relu(f: impl Fn(&Gpu, &[f32], f32, u32) -> Result<Vec<f32>>) {
                     if bad.len() > 1 { format!(" (nor were {} more elements)", bad.len() - 1) } else { String::new() }
                 );
                 let why = if first as u64 >= threads {
-                    format!("the grid has {threads} threads, so element {first} waits for a thread's second trip or later; {GRID_STRIDE}")
+                    format!(
+                        "the grid has {}, so element {first} waits for a thread's second trip or later; {GRID_STRIDE}",
+                        count(threads as usize, "thread")
+                    )
                 } else {
                     GRID_STRIDE.to_string()
                 };
@@ -189,6 +204,24 @@ pub fn bias_relu(f: impl Fn(&Gpu, &[f32], f32, u32) -> Result<Vec<f32>>) {
         }
         Ok(())
     });
+}
+
+/// A grid-stride loop spreads the elements over every thread of the grid: none handles more than
+/// its share, ceil(n / threads), where one thread looping over everything handles n.
+fn every_thread_its_share(ctx: &mut super::Ctx, trace: &Trace, n: usize, threads: u64) -> Result<(), Failure> {
+    let Some(counts) = counted_launches(ctx, trace, "that every thread of the grid did its share") else { return Ok(()) };
+    let share = (n as u64).div_ceil(threads.max(1));
+    let most = counts.iter().map(|c| c.per_thread_max.global_loads).max().unwrap_or(0);
+    if most > share + 1 {
+        return Err(Failure::new(format!(
+            "one thread read {} of x where its share is {}: the grid's {} did not share the work",
+            count(most as usize, "element"),
+            share,
+            count(threads as usize, "thread")
+        ))
+        .concept(GRID_STRIDE));
+    }
+    Ok(())
 }
 
 const TWO_D: &str = "a 2-D grid over a row-major matrix: x runs along a row (col = blockIdx.x * blockDim.x + \
@@ -206,7 +239,7 @@ pub fn matrix_add(f: impl Fn(&Gpu, &[f32], &[f32], usize, usize) -> Result<Vec<f
         ..Default::default()
     };
     grade("ch03-matrix-add", |ctx| {
-        for (rows, cols, name) in shapes_2d() {
+        for (rows, cols, name) in shapes_2d(&mut ctx.rng) {
             let input = format!("{} × {} ({name})", count(rows, "row"), count(cols, "column"));
             let a = ctx.rng.vec_f32(rows * cols, -100.0, 100.0);
             let b = ctx.rng.vec_f32(rows * cols, -100.0, 100.0);
@@ -225,9 +258,14 @@ pub fn matrix_add(f: impl Fn(&Gpu, &[f32], &[f32], usize, usize) -> Result<Vec<f
             let (r, c_) = (rows as u64, cols as u64);
             if tx < c_ || ty < r {
                 let what = if tx >= r && ty >= c_ {
-                    format!("the grid covers {ty} rows × {tx} columns: x and y are swapped (x should cover the {cols} columns)")
+                    format!(
+                        "the grid covers {} × {}: x and y are swapped (x should cover the {})",
+                        count(ty as usize, "row"),
+                        count(tx as usize, "column"),
+                        count(cols, "column")
+                    )
                 } else {
-                    format!("the grid covers {ty} rows × {tx} columns of a {rows} × {cols} matrix")
+                    format!("the grid covers {} × {} of a {rows} × {cols} matrix", count(ty as usize, "row"), count(tx as usize, "column"))
                 };
                 return Err(Failure::new(what).concept(TWO_D).input(&input).detail(detail));
             }
@@ -238,14 +276,10 @@ pub fn matrix_add(f: impl Fn(&Gpu, &[f32], &[f32], usize, usize) -> Result<Vec<f
                      and the guard checks both (row < rows && col < cols)",
                 )
             })?;
+            computed_on_the_device(&trace, "c", &c, &[("a", digest_of(&a)), ("b", digest_of(&b))]).map_err(|e| e.input(&input))?;
         }
         Ok(())
     });
-}
-
-/// "1 row", "17 rows".
-pub(super) fn count(n: usize, what: &str) -> String {
-    format!("{n} {what}{}", if n == 1 { "" } else { "s" })
 }
 
 /// Pixels of test images lie in 0..=240, so a 255 in an output is the poison pattern a kernel
@@ -253,8 +287,8 @@ pub(super) fn count(n: usize, what: &str) -> String {
 const PIXEL_MAX: i32 = 241;
 
 /// Image shapes as (width, height): the 2-D shapes with their names.
-fn image_shapes() -> Vec<(usize, usize, String)> {
-    shapes_2d().into_iter().map(|(rows, cols, name)| (cols, rows, format!("{cols} × {rows} pixels ({name})"))).collect()
+fn image_shapes(rng: &mut Rng) -> Vec<(usize, usize, String)> {
+    shapes_2d(rng).into_iter().map(|(rows, cols, name)| (cols, rows, format!("{cols} × {rows} pixels ({name})"))).collect()
 }
 
 /// `rgb_to_gray(gpu, rgb, width, height) -> gray`: gray = 0.21 r + 0.72 g + 0.07 b, truncated.
@@ -267,9 +301,11 @@ pub fn rgb_to_gray(f: impl Fn(&Gpu, &[u8], usize, usize) -> Result<Vec<u8>>) {
         ..Default::default()
     };
     grade("ch03-rgb-to-gray", |ctx| {
-        for (width, height, name) in image_shapes() {
+        for (width, height, name) in image_shapes(&mut ctx.rng) {
             let rgb: Vec<u8> = ctx.rng.vec_i32(width * height * 3, 0, PIXEL_MAX).into_iter().map(|v| v as u8).collect();
+            ctx.gpu.clear_trace().map_err(Failure::from)?;
             let got = ctx.call_explained(&name, &explain, || f(&ctx.gpu, &rgb, width, height))?;
+            let trace = ctx.gpu.trace().map_err(Failure::from)?;
             // The kernel computes in float32 (perhaps with fused multiply-adds) and truncates: it may
             // land one below or above a float64 reference.
             let want: Vec<u8> = rgb.chunks(3).map(|p| (0.21 * p[0] as f64 + 0.72 * p[1] as f64 + 0.07 * p[2] as f64) as u8).collect();
@@ -279,6 +315,7 @@ pub fn rgb_to_gray(f: impl Fn(&Gpu, &[u8], usize, usize) -> Result<Vec<u8>>) {
                      its red, green and blue bytes are rgb[3 * pixel], rgb[3 * pixel + 1], rgb[3 * pixel + 2]",
                 )
             })?;
+            computed_on_the_device(&trace, "gray", &got, &[("rgb", digest_of(&rgb))]).map_err(|e| e.input(&name))?;
         }
         Ok(())
     });
@@ -295,11 +332,13 @@ pub fn blur(f: impl Fn(&Gpu, &[u8], usize, usize, usize) -> Result<Vec<u8>>) {
         ..Default::default()
     };
     grade("ch03-blur", |ctx| {
-        for (k, (width, height, name)) in image_shapes().into_iter().enumerate() {
+        for (k, (width, height, name)) in image_shapes(&mut ctx.rng).into_iter().enumerate() {
             let radius = 1 + k % 3;
             let input = format!("{name}, radius {radius}");
             let image: Vec<u8> = ctx.rng.vec_i32(width * height, 0, PIXEL_MAX).into_iter().map(|v| v as u8).collect();
+            ctx.gpu.clear_trace().map_err(Failure::from)?;
             let got = ctx.call_explained(&input, &explain, || f(&ctx.gpu, &image, width, height, radius))?;
+            let trace = ctx.gpu.trace().map_err(Failure::from)?;
             let want = box_blur(&image, width, height, radius);
             check_values("out", &got, &want, Some(255)).map_err(|e| {
                 e.input(&input).concept(
@@ -308,6 +347,7 @@ pub fn blur(f: impl Fn(&Gpu, &[u8], usize, usize, usize) -> Result<Vec<u8>>) {
                      neighbours, not (2 radius + 1)²)",
                 )
             })?;
+            computed_on_the_device(&trace, "out", &got, &[("image", digest_of(&image))]).map_err(|e| e.input(&input))?;
         }
         Ok(())
     });
@@ -335,7 +375,7 @@ fn box_blur(image: &[u8], width: usize, height: usize, radius: usize) -> Vec<u8>
 /// never reach it) is an element the kernel never wrote.
 fn check_bytes_within(name: &str, got: &[u8], want: &[u8], tolerance: u8) -> Result<(), Failure> {
     if got.len() != want.len() {
-        return Err(Failure::new(format!("`{name}` came back with {} elements, expected {}", got.len(), want.len())));
+        return Err(Failure::new(format!("`{name}` came back with {}, expected {}", count(got.len(), "element"), want.len())));
     }
     let bad: Vec<usize> = (0..got.len()).filter(|&i| got[i].abs_diff(want[i]) > tolerance).collect();
     let Some(&first) = bad.first() else { return Ok(()) };
@@ -344,7 +384,12 @@ fn check_bytes_within(name: &str, got: &[u8], want: &[u8], tolerance: u8) -> Res
         let more = if bad.len() > 1 { format!(" (nor were {} more elements)", bad.len() - 1) } else { String::new() };
         format!("{name}[{first}] was never written{more}: every element needs a thread that stores it")
     } else {
-        format!("{} of {} elements of `{name}` are wrong, the first at index {first}", bad.len(), got.len())
+        format!(
+            "{} of {} of `{name}` {} wrong, the first at index {first}",
+            bad.len(),
+            count(got.len(), "element"),
+            if bad.len() == 1 { "is" } else { "are" }
+        )
     };
     let mut lines: Vec<String> = bad
         .iter()

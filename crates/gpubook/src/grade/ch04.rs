@@ -4,10 +4,14 @@
 //! emulator's race detector, which turns a missing `__syncthreads` into a diagnostic naming the
 //! two threads and the line instead of a result that is only sometimes wrong.
 
-use super::ch03::count;
+use super::concepts::{computed_on_the_device, counted_launches, digest_of};
 use super::explain::Explain;
-use super::{Ctx, Failure, Tolerance, check_f32, edge_sizes, grade};
-use crate::gpu::{Gpu, Result};
+use super::words::count;
+use super::{Ctx, Failure, Tolerance, check_f32, grade, sizes};
+use crate::gpu::{AccessCounts, Gpu, Result, Trace};
+
+/// The tile edge of the chapter's kernels (gpubook's TILE in solutions/src/ch04.rs).
+const TILE: u64 = 16;
 
 const MATMUL: &str = "c[row][col] is the sum over j of a[row][j] * b[j][col], with a[row][j] at a[row * k + j] and \
      b[j][col] at b[j * n + col]; the tiles are padded with zeros where they hang over the edge of A or B, and each \
@@ -47,12 +51,15 @@ pub fn tiled_matmul(f: impl Fn(&Gpu, &[f32], &[f32], usize, usize, usize) -> Res
             (100, 40, 1, "a matrix times a column vector"),
             (83, 61, 47, "larger, no dimension a multiple of 16"),
         ];
-        for (m, k, n, name) in shapes {
+        let drawn = (ctx.rng.usize(60, 200), ctx.rng.usize(60, 200), ctx.rng.usize(60, 200), "drawn from the seed");
+        for (m, k, n, name) in shapes.into_iter().chain([drawn]) {
             let input = format!("A {m} × {k}, B {k} × {n} ({name})");
             // Values in [0, 1): no cancellation, so a float64 reference bounds the error relatively.
             let a = ctx.rng.vec_f32(m * k, 0.0, 1.0);
             let b = ctx.rng.vec_f32(k * n, 0.0, 1.0);
+            ctx.gpu.clear_trace().map_err(Failure::from)?;
             let c = ctx.call_explained(&input, &explain, || f(&ctx.gpu, &a, &b, m, k, n))?;
+            let trace = ctx.gpu.trace().map_err(Failure::from)?;
             let mut want = vec![0.0f64; m * n];
             for row in 0..m {
                 for j in 0..k {
@@ -63,6 +70,8 @@ pub fn tiled_matmul(f: impl Fn(&Gpu, &[f32], &[f32], usize, usize, usize) -> Res
                 }
             }
             check_f32("c", &c, &want, Tolerance::sum_of(k)).map_err(|e| e.input(&input).concept(MATMUL))?;
+            computed_on_the_device(&trace, "c", &c, &[("a", digest_of(&a)), ("b", digest_of(&b))]).map_err(|e| e.input(&input))?;
+            tiles_reused(ctx, &trace, m as u64, k as u64, n as u64).map_err(|e| e.input(&input))?;
         }
         Ok(())
     });
@@ -120,17 +129,25 @@ pub fn reduce_warp(f: impl Fn(&Gpu, &[f32]) -> Result<f32>) {
 }
 
 /// Both reductions: the sum of n values in [0, 1), from one element to three passes of blocks.
-fn grade_reduction(id: &str, explain: &Explain<'_>, concept: &str, f: impl Fn(&Gpu, &[f32]) -> Result<f32>) {
+fn grade_reduction(id: &'static str, explain: &Explain<'_>, concept: &str, f: impl Fn(&Gpu, &[f32]) -> Result<f32>) {
     grade(id, |ctx: &mut Ctx| {
-        let mut sizes = edge_sizes(256, 100_003);
-        sizes.insert(sizes.len() - 1, (65_537, "256 × 256 + 1: three passes".into()));
+        let mut sizes = sizes(&mut ctx.rng, 256, 100_003);
+        sizes.insert(sizes.len() - 2, (65_537, "256 × 256 + 1: three passes".into()));
         for (n, name) in sizes {
             let input = format!("n = {n} ({name})");
             // Positive values: no cancellation, so the float64 sum bounds the error relatively.
             let x = ctx.rng.vec_f32(n, 0.0, 1.0);
+            ctx.gpu.clear_trace().map_err(Failure::from)?;
             let got = ctx.call_explained(&input, explain, || f(&ctx.gpu, &x))?;
+            let trace = ctx.gpu.trace().map_err(Failure::from)?;
             let want: f64 = x.iter().map(|&v| v as f64).sum();
             check_sum(got, want, n).map_err(|e| e.input(&input).concept(concept))?;
+            computed_on_the_device(&trace, "the sum", &[got], &[("x", digest_of(&x))]).map_err(|e| e.input(&input))?;
+            if id == "ch04-reduce-tree" {
+                tree_steps(ctx, &trace).map_err(|e| e.input(&input))?;
+            } else {
+                through_shuffles(ctx, &trace).map_err(|e| e.input(&input))?;
+            }
         }
         Ok(())
     });
@@ -193,10 +210,13 @@ pub fn transpose(f: impl Fn(&Gpu, &[f32], usize, usize) -> Result<Vec<f32>>) {
             (64, 96, "whole tiles, not square"),
             (211, 150, "larger, partial tiles"),
         ];
-        for (rows, cols, name) in shapes {
+        let drawn = (ctx.rng.usize(150, 700), ctx.rng.usize(150, 700), "drawn from the seed");
+        for (rows, cols, name) in shapes.into_iter().chain([drawn]) {
             let input = format!("{} × {} ({name})", count(rows, "row"), count(cols, "column"));
             let m = ctx.rng.vec_f32(rows * cols, -100.0, 100.0);
+            ctx.gpu.clear_trace().map_err(Failure::from)?;
             let got = ctx.call_explained(&input, &explain, || f(&ctx.gpu, &m, rows, cols))?;
+            let trace = ctx.gpu.trace().map_err(Failure::from)?;
             let mut want = vec![0.0f64; rows * cols];
             for r in 0..rows {
                 for c in 0..cols {
@@ -204,7 +224,97 @@ pub fn transpose(f: impl Fn(&Gpu, &[f32], usize, usize) -> Result<Vec<f32>>) {
                 }
             }
             check_f32("out", &got, &want, Tolerance::EXACT).map_err(|e| e.input(&input).concept(TRANSPOSE))?;
+            computed_on_the_device(&trace, "out", &got, &[("m", digest_of(&m))]).map_err(|e| e.input(&input))?;
+            if rows >= 32 && cols >= 32 {
+                coalesced(ctx, &trace).map_err(|e| e.input(&input))?;
+            }
         }
         Ok(())
     });
+}
+
+/// A tiled kernel reads each element of A about n / TILE times from global memory, and each of B
+/// about m / TILE times: a kernel that reads them for every product (n and m times) skipped the
+/// shared-memory tiles the exercise is about.
+fn tiles_reused(ctx: &mut Ctx, trace: &Trace, m: u64, k: u64, n: u64) -> Result<(), Failure> {
+    if m < 2 * TILE || n < 2 * TILE {
+        return Ok(()); // one tile across: naive and tiled read the same
+    }
+    let Some(counts) = counted_launches(ctx, trace, "that the tiles are reused from shared memory") else { return Ok(()) };
+    let loaded: u64 = counts.iter().map(|c| c.global.loads.bytes).sum();
+    let tiled = 4 * (m * k * n.div_ceil(TILE) + k * n * m.div_ceil(TILE));
+    let shared: u64 = counts.iter().map(|c| c.shared.loads.requests).sum();
+    if loaded > 2 * tiled || shared == 0 {
+        let per_a = loaded as f64 / (4 * (m * k + k * n)) as f64;
+        return Err(Failure::new(format!(
+            "the kernel read {loaded} bytes of A and B from global memory, each element about {per_a:.0} times; with \
+             {TILE} × {TILE} tiles in shared memory it reads each about {} times ({tiled} bytes)",
+            n.div_ceil(TILE).max(m.div_ceil(TILE))
+        ))
+        .concept(
+            "tiling: a block copies a tile of A and a tile of B into shared memory once, and its threads read each \
+             element from there TILE times, so global memory is read TILE times less than by a naive kernel",
+        ));
+    }
+    Ok(())
+}
+
+/// A tree reduction takes log2(block) steps, each thread reading at most two values per step;
+/// one thread adding up its block serially reads them all.
+fn tree_steps(ctx: &mut Ctx, trace: &Trace) -> Result<(), Failure> {
+    let Some(counts) = counted_launches(ctx, trace, "that the block is reduced as a tree") else { return Ok(()) };
+    for c in counts {
+        let steps = (c.threads.max(1) as f64).log2().ceil() as u64;
+        let most = c.per_thread_max.shared_loads + c.per_thread_max.global_loads;
+        if most > 2 * steps + 2 {
+            return Err(Failure::new(format!(
+                "one thread made {most} loads in a launch of {}: a tree takes about log2 = {steps} steps, \
+                 each thread at most one addition per step",
+                count(c.threads as usize, "thread")
+            ))
+            .concept(TREE));
+        }
+    }
+    Ok(())
+}
+
+/// A warp reduction passes values between lanes with shuffles: shared memory only carries each
+/// warp's total to warp 0, one store per warp and one load per lane of warp 0.
+fn through_shuffles(ctx: &mut Ctx, trace: &Trace) -> Result<(), Failure> {
+    let Some(counts) = counted_launches(ctx, trace, "that warps add up with shuffles") else { return Ok(()) };
+    for c in counts {
+        let most = c.per_thread_max.shared_loads + c.per_thread_max.shared_stores;
+        if most > 2 {
+            return Err(Failure::new(format!(
+                "one thread made {} to shared memory: the warp's values went through shared memory, not from lane to lane",
+                count(most as usize, "access")
+            ))
+            .concept(WARP));
+        }
+    }
+    Ok(())
+}
+
+/// A transpose through a shared tile both reads and writes whole rows of 32 floats per warp
+/// request (4 sectors of 32 bytes); a naive one writes a column, 32 sectors per request.
+fn coalesced(ctx: &mut Ctx, trace: &Trace) -> Result<(), Failure> {
+    let Some(counts) = counted_launches(ctx, trace, "that the transpose reads and writes coalesced rows") else { return Ok(()) };
+    let sum = |f: &dyn Fn(&AccessCounts) -> (u64, u64)| counts.iter().map(|c| f(c)).fold((0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
+    let (ls, lr) = sum(&|c| (c.global.loads.sectors, c.global.loads.requests));
+    let (ss, sr) = sum(&|c| (c.global.stores.sectors, c.global.stores.requests));
+    for (what, sectors, requests) in [("writes to out", ss, sr), ("reads of in", ls, lr)] {
+        let per = sectors as f64 / requests.max(1) as f64;
+        if per > 8.0 {
+            return Err(Failure::new(format!(
+                "the {what} touched {per:.1} sectors of 32 bytes per warp request; a warp reading or writing 32 floats \
+                 in a row touches 4: the accesses are strided, not coalesced"
+            ))
+            .concept(
+                "coalescing: a warp's 32 accesses become as few 32-byte sectors as the addresses allow. Read the tile \
+                 by rows of in and write it by rows of out, turning it round in shared memory (tile[tx][ty]), so that \
+                 neither the read nor the write walks down a column",
+            ));
+        }
+    }
+    Ok(())
 }

@@ -7,9 +7,10 @@
 //! checked as it happens (gpubook/low_latency.cuh).
 
 use super::explain::Explain;
+use super::words::count;
 use super::{Failure, Tolerance, check_f32, grade};
 use crate::gpu::{BackendKind, CopyDir, DeviceSlice, Gpu, LaunchConfig, OpKind, PinnedHostSlice, Result, Source, Trace};
-use crate::overlap::copy_hidden;
+use crate::labs::overlap::copy_hidden;
 
 /// The share of copy time the ping-pong must hide.
 pub const HIDDEN_GOAL: f64 = 0.80;
@@ -31,7 +32,8 @@ pub fn ping_pong(f: impl Fn(&Gpu, &PinnedHostSlice<f32>, &mut PinnedHostSlice<f3
             (12 * chunk_rows + 37, "twelve chunks and a partial one", true),
         ];
         for (rows, name, timed) in cases {
-            let input_name = format!("{rows} rows of {hidden} channels, chunks of {chunk_rows} rows ({name})");
+            let input_name =
+                format!("{} of {}, chunks of {} ({name})", count(rows, "row"), count(hidden, "channel"), count(chunk_rows, "row"));
             let n = rows * hidden;
             let x = ctx.rng.vec_f32(n, -4.0, 4.0);
             let scale = ctx.rng.vec_f32(hidden, 0.5, 1.5);
@@ -269,8 +271,12 @@ fn ll_failure(r: &[i32]) -> Failure {
             "alternate two buffers: a peer can be one operation ahead of you, never two, so its next operation writes \
              into the other buffer while you still read this one",
         ),
-        6 => Failure::new(format!("in operation {op}, rank {rank} received a count of {value} tokens from rank {peer}; {other} were sent"))
-            .concept("decode the signal v as n = -v - 1 (and send n as -n-1)"),
+        6 => Failure::new(format!(
+            "in operation {op}, rank {rank} received a count of {} from rank {peer}; {other} {} sent",
+            count(value as usize, "token"),
+            if other == 1 { "was" } else { "were" }
+        ))
+        .concept("decode the signal v as n = -v - 1 (and send n as -n-1)"),
         7 => Failure::new(format!(
             "in operation {op}, rank {rank} received token {} word {} from rank {peer} as {value} ({}); expected {other} ({})",
             r[7],

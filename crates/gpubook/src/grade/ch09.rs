@@ -5,6 +5,7 @@
 //! the kernel that wrote them is done (automatic synchronisation is off while the grader reads).
 
 use super::explain::Explain;
+use super::words::count;
 use super::{Ctx, Failure, Tolerance, check_f32, check_values, grade};
 use crate::gpu::{CopyDir, Gpu, MappedHostSlice, OpKind, Result, Trace};
 use std::collections::BTreeSet;
@@ -79,7 +80,7 @@ pub fn zero_copy_combine(
         // (tokens, top_k, hidden, experts)
         let shapes = [(1, 1, 4, 1, "one token, one expert"), (37, 2, 33, 4, "odd hidden size"), (128, 2, 64, 8, "a batch")];
         for (tokens, top_k, hidden, experts, name) in shapes {
-            let input = format!("{tokens} tokens, top-{top_k} of {experts} experts, hidden {hidden} ({name})");
+            let input = format!("{}, top-{top_k} of {}, hidden {hidden} ({name})", count(tokens, "token"), count(experts, "expert"));
             let p = CombineInput::random(ctx, tokens, top_k, hidden, experts);
             let (copied, copy_trace) = run(ctx, &with_copy, &p).map_err(|e| e.or_input(format!("{input}, the copy path")))?;
             let (direct, trace) = run_explained(ctx, &zero_copy, &p, &input)?;
@@ -185,7 +186,7 @@ const MAPPED: &str = "mapped host memory: allocate the counters with gpu.alloc_m
 pub fn expert_counts(f: impl Fn(&Gpu, &[i32], usize) -> Result<MappedHostSlice<u32>>) {
     grade("ch09-expert-counts", |ctx| {
         for (n, experts, name) in [(1, 1, "one token, one expert"), (1000, 8, "1000 tokens"), (100_003, 64, "large, not a power of two")] {
-            let input = format!("{n} token ids, {experts} experts ({name})");
+            let input = format!("{}, {} ({name})", count(n, "token id"), count(experts, "expert"));
             // Skewed, as routing is: low ids more often.
             let ids: Vec<i32> =
                 (0..n).map(|_| (ctx.rng.usize(0, experts) * ctx.rng.usize(1, experts + 1) / (experts + 1)) as i32).collect();

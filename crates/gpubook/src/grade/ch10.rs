@@ -1,6 +1,7 @@
 //! Chapter 10: pipeline parallelism, from 1F1B to zero bubble. These exercises run no kernels:
 //! they are graded against `gpubook::sim`, whose simulator and generators are the reference.
 
+use super::words::count;
 use super::{Failure, grade};
 use crate::sim::report::num;
 use crate::sim::{Costs, Layout, Op, OpKind as SimOp, Schedule, ScheduleKind, SimError, SimResult, simulate};
@@ -42,7 +43,7 @@ fn reference(kind: ScheduleKind, pp: usize, n: usize, costs: &Costs) -> SimResul
 fn check_bubbles(got: &[f64], r: &SimResult) -> Result<(), Failure> {
     let want = &r.bubbles;
     if got.len() != want.len() {
-        return Err(Failure::new(format!("{} bubbles came back for {} ranks", got.len(), want.len()))
+        return Err(Failure::new(format!("{} came back for {}", count(got.len(), "bubble"), count(want.len(), "rank")))
             .concept("one bubble per rank: programs[rank] is that rank's list of ops"));
     }
     let Some(rank) = (0..want.len()).find(|&i| (got[i] - want[i]).abs() > 1e-9) else { return Ok(()) };
@@ -129,8 +130,12 @@ const COSTS: [Costs; 2] =
 /// activation peak. Shared with chapter 11's DualPipe exercise.
 pub(crate) fn check_schedule(reference: &Schedule, layout: Layout, programs: Vec<Vec<Op>>, teach: &Teaching) -> Result<(), Failure> {
     if programs.len() != reference.programs.len() {
-        return Err(Failure::new(format!("{} programs came back for {} ranks", programs.len(), reference.programs.len()))
-            .concept("one program per rank: element r of the result is rank r's list of ops, in the order it runs them"));
+        return Err(Failure::new(format!(
+            "{} came back for {}",
+            count(programs.len(), "program"),
+            count(reference.programs.len(), "rank")
+        ))
+        .concept("one program per rank: element r of the result is rank r's list of ops, in the order it runs them"));
     }
     let theirs = Schedule { kind: reference.kind, layout, programs };
     // Whether a schedule deadlocks does not depend on the costs: one simulation tells.

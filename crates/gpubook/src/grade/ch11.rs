@@ -4,8 +4,8 @@
 
 use super::ch10::{Teaching, check_schedule};
 use super::{Failure, Tolerance, check_f32, grade};
-use crate::chunk_pair::{self, ChunkPair, Overlap, PairConfig, Plan, is_communication, is_compute};
 use crate::gpu::{Result, Stream, Trace};
+use crate::labs::chunk_pair::{self, ChunkPair, Overlap, PairConfig, Plan, is_communication, is_compute};
 use crate::sim::{Layout, Op, ScheduleKind};
 
 const DUALPIPE: Teaching = Teaching {

@@ -25,8 +25,12 @@ impl Tolerance {
 /// f32 outputs against a reference (any precision). `name` is the output as the learner knows it.
 pub fn check_f32(name: &str, got: &[f32], want: &[f64], tol: Tolerance) -> Result<(), Failure> {
     if got.len() != want.len() {
-        return Err(Failure::new(format!("`{name}` came back with {} elements, expected {}", got.len(), want.len()))
-            .concept("the output has one element per input element"));
+        return Err(Failure::new(format!(
+            "`{name}` came back with {}, expected {}",
+            super::words::count(got.len(), "element"),
+            want.len()
+        ))
+        .concept("the output has one element per input element"));
     }
     let bad: Vec<usize> = (0..got.len())
         .filter(|&i| {
@@ -40,7 +44,11 @@ pub fn check_f32(name: &str, got: &[f32], want: &[f64], tol: Tolerance) -> Resul
 /// Values compared exactly (integers, bytes, anything `PartialEq`).
 pub fn check_values<T: PartialEq + std::fmt::Debug + Copy>(name: &str, got: &[T], want: &[T], poison: Option<T>) -> Result<(), Failure> {
     if got.len() != want.len() {
-        return Err(Failure::new(format!("`{name}` came back with {} elements, expected {}", got.len(), want.len())));
+        return Err(Failure::new(format!(
+            "`{name}` came back with {}, expected {}",
+            super::words::count(got.len(), "element"),
+            want.len()
+        )));
     }
     let bad: Vec<usize> = (0..got.len()).filter(|&i| got[i] != want[i]).collect();
     let is_poison = |i: usize| poison.is_some_and(|p| got[i] == p && want[i] != p);
@@ -68,7 +76,12 @@ fn report(
             if bad.len() > 1 { format!(" (nor were {} more elements)", bad.len() - 1) } else { String::new() }
         )
     } else {
-        format!("{} of {len} elements of `{name}` are wrong, the first at index {first}", bad.len())
+        format!(
+            "{} of {} of `{name}` {} wrong, the first at index {first}",
+            bad.len(),
+            super::words::count(len, "element"),
+            if bad.len() == 1 { "is" } else { "are" }
+        )
     };
     let f = Failure::new(what);
     let mut lines = Vec::new();

@@ -56,3 +56,12 @@ pub fn edge_sizes(block: usize, large: usize) -> Vec<(usize, String)> {
     v.dedup_by_key(|(n, _)| *n);
     v
 }
+
+/// [`edge_sizes`], then one more drawn from the seed between `large` and 4 × `large`: no size a
+/// learner could hard-code a grid or a buffer count for covers it.
+pub fn sizes(rng: &mut Rng, block: usize, large: usize) -> Vec<(usize, String)> {
+    let mut v = edge_sizes(block, large);
+    let n = rng.usize(large + 1, 4 * large);
+    v.push((n, format!("{n}, drawn from the seed")));
+    v
+}

@@ -2,23 +2,23 @@
 //! safely, seeded inputs with the edge sizes every grader tries, comparisons that recognise
 //! never-written (poisoned) outputs, trace checks, and failure reports that read like a teacher.
 //!
-//! A learner's test is one line: `gpubook::grade::ch03::vector_add(exercises::ch03::vector_add)`.
+//! A learner's test is one line: `gpubook::graded!(ch03::vector_add(exercises::ch03::vector_add));`
 //! The grader panics with its report when the exercise is not solved, so the report is the main
-//! thing `cargo test -p exercises` prints.
+//! thing `cargo test -p exercises` prints; the runner reads the typed [`GradeReport`] instead.
 
 pub mod compare;
+pub mod concepts;
 pub mod explain;
 pub mod inputs;
-mod progress;
 mod report;
 mod run;
+pub mod words;
 
 pub use compare::{Tolerance, check_f32, check_values};
 pub use explain::Explain;
-pub use inputs::{Rng, edge_sizes};
-pub use progress::{Progress, Status};
-pub use report::Failure;
-pub use run::{Ctx, grade, report_of};
+pub use inputs::{Rng, edge_sizes, sizes};
+pub use report::{Failure, GradeReport};
+pub use run::{Ctx, capture_report, grade, graded_by, report_of};
 
 pub mod ch01;
 pub mod ch02;
@@ -29,3 +29,5 @@ pub mod ch08;
 pub mod ch09;
 pub mod ch10;
 pub mod ch11;
+pub mod ch12;
+pub mod ch13;

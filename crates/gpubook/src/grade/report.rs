@@ -1,6 +1,10 @@
-//! What a learner reads when an exercise does not pass.
+//! What a grader finds: `Failure` in a teacher's words, and `GradeReport`, the typed record of one
+//! grader run that the runner reads (the grading contract: a run writes its report as JSON where
+//! the runner asks for it; printed test output is for people and never parsed for results).
 
+use serde::{Deserialize, Serialize};
 use std::fmt;
+use std::path::{Path, PathBuf};
 
 /// Why an exercise did not pass, in a teacher's words.
 #[derive(Debug, Clone, Default)]
@@ -58,6 +62,67 @@ impl From<crate::gpu::GpuError> for Failure {
 
 fn first_line(s: &str) -> &str {
     s.lines().next().unwrap_or("")
+}
+
+/// One grader run, as the runner reads it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GradeReport {
+    /// The exercise, as exercises.toml names it.
+    pub id: String,
+    pub passed: bool,
+    /// What the learner reads when it did not pass (the text a failing test prints).
+    pub report: Option<String>,
+    /// The seed of the inputs (`GPUBOOK_SEED` reproduces them).
+    pub seed: u64,
+    /// The device it ran on, e.g. "emulator (gpubook CPU emulator)".
+    pub backend: String,
+    /// The crate whose answer was graded (`exercises` for the learner's own), known at compile
+    /// time where the test was written; `None` when a grader was called outside `graded!`.
+    pub graded_crate: Option<String>,
+    /// Checks this backend could not make (e.g. access counts on a GPU), each with why.
+    pub skipped_checks: Vec<String>,
+    /// How long the grader took, in milliseconds.
+    pub took_ms: u64,
+}
+
+impl GradeReport {
+    /// What `graded_crate` says of an answer written in a notebook (`gpubook::check!`).
+    pub const NOTEBOOK: &str = "notebook";
+
+    /// The environment variable that asks graders for their reports: a folder.
+    pub const DIR_VAR: &str = "GPUBOOK_REPORT_DIR";
+
+    /// Where the report of `id` goes in `dir`.
+    pub fn path(dir: &Path, id: &str) -> PathBuf {
+        dir.join(format!("{id}.json"))
+    }
+
+    /// Reads the report of `id` from `dir`; `Ok(None)` when there is none (the grader never
+    /// finished: the process died first).
+    pub fn read(dir: &Path, id: &str) -> anyhow::Result<Option<GradeReport>> {
+        use anyhow::Context;
+        let path = Self::path(dir, id);
+        match std::fs::read_to_string(&path) {
+            Ok(text) => Ok(Some(serde_json::from_str(&text).with_context(|| format!("parsing {}", path.display()))?)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(e).with_context(|| format!("reading {}", path.display())),
+        }
+    }
+
+    /// Writes it into `dir` (whole or not at all: a reader never sees half a file).
+    pub fn write(&self, dir: &Path) -> std::io::Result<()> {
+        std::fs::create_dir_all(dir)?;
+        let path = Self::path(dir, &self.id);
+        let tmp = path.with_extension(format!("json.{}.tmp", std::process::id()));
+        std::fs::write(&tmp, serde_json::to_string_pretty(self).map_err(std::io::Error::other)?)?;
+        std::fs::rename(&tmp, &path)
+    }
+
+    /// Whether this run graded the learner's own answer (only those count as progress): the
+    /// `exercises` crate's, or one written in a notebook.
+    pub fn is_the_learners(&self) -> bool {
+        matches!(self.graded_crate.as_deref(), Some("exercises" | Self::NOTEBOOK))
+    }
 }
 
 /// The full report, as printed by a failing test.

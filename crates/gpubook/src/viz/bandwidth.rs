@@ -157,7 +157,7 @@ mod tests {
     use crate::gpu::TraceOp;
 
     fn copy(dir: CopyDir, pinned: bool, bytes: usize, us: f64) -> TraceOp {
-        let kind = OpKind::Copy { dir, bytes, pinned, src: None, dst: None };
+        let kind = OpKind::Copy { dir, bytes, pinned, src: None, dst: None, digest: None };
         TraceOp { index: 0, device: 0, stream: 0, kind, start_us: 10.0, end_us: 10.0 + us }
     }
 

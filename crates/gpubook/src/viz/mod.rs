@@ -10,10 +10,13 @@
 //! | copy bandwidth against size | [`measure_bandwidth`], or [`bandwidth_from_trace`] of any run | [`bandwidth_svg`] |
 //! | streams over time | [`overlap_demo`], or any [`Gpu::trace`](crate::gpu::Gpu::trace) | [`timeline_svg`] |
 //! | a pipeline-parallel schedule | `gpubook::sim` | [`pipeline_svg`] |
+//! | experts chosen per token; one token's two hops | `gpubook::ep` routing | [`routing_svg`], [`two_hop_svg`] |
+//! | a world's phases, kernels and modelled links | [`World::timeline`](crate::ep::World::timeline) | [`world_timeline_svg`] |
 
 mod bandwidth;
 mod cells;
 pub mod diagram;
+mod ep;
 mod pipeline;
 mod style;
 mod svg;
@@ -21,6 +24,7 @@ mod thread_map;
 mod timeline;
 
 pub use bandwidth::{BandwidthPoint, bandwidth_from_trace, bandwidth_svg, default_sizes, measure_bandwidth};
+pub use ep::{routing_svg, two_hop_svg, world_timeline_svg};
 pub use pipeline::pipeline_svg;
 pub use style::COLUMN;
 pub use svg::Svg;

@@ -279,15 +279,16 @@ mod tests {
 
     #[test]
     fn a_copy_starts_when_its_engine_is_free() {
-        let copy = || OpKind::Copy { dir: CopyDir::HostToDevice, bytes: 8, pinned: true, src: None, dst: None };
+        let copy = || OpKind::Copy { dir: CopyDir::HostToDevice, bytes: 8, pinned: true, src: None, dst: None, digest: None };
         let ops = engine_times(vec![op(1, copy(), 0.0, 30.0), op(2, copy(), 5.0, 60.0)]);
         assert_eq!((ops[1].start_us, ops[1].end_us), (30.0, 60.0));
     }
 
     #[test]
     fn one_row_per_stream_and_untimed_ops_left_out() {
-        let copy = OpKind::Copy { dir: CopyDir::HostToDevice, bytes: 4 << 20, pinned: true, src: None, dst: None };
-        let launch = OpKind::Launch { kernel: "vector_add".into(), grid: [1; 3], block: [1; 3], shared_mem_bytes: 0, buffers: vec![] };
+        let copy = OpKind::Copy { dir: CopyDir::HostToDevice, bytes: 4 << 20, pinned: true, src: None, dst: None, digest: None };
+        let launch =
+            OpKind::Launch { kernel: "vector_add".into(), grid: [1; 3], block: [1; 3], shared_mem_bytes: 0, buffers: vec![], counts: None };
         let t = Trace { ops: vec![op(1, copy, 0.0, 400.0), op(2, launch, 100.0, 900.0), op(1, OpKind::RecordEvent, 5.0, 5.0)] };
         let svg = timeline_svg(&t, "two streams");
         let s = svg.as_str();

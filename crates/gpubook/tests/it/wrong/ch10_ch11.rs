@@ -7,7 +7,7 @@
 use gpubook::chunk_pair::{ChunkPair, Step};
 use gpubook::gpu::{Event, Result, Stream};
 use gpubook::grade::{ch10, ch11};
-use gpubook::sim::{Costs, Layout, Op, ProgramBuilder, Schedule, ScheduleKind, SimResult, simulate};
+use gpubook::sim::{Costs, Layout, Op, Part, ProgramBuilder, Schedule, ScheduleKind, simulate};
 use gpubook::testing::expect_failure;
 
 // ---- chapter 10 -------------------------------------------------------------------------------
@@ -27,27 +27,55 @@ fn bubbles_from_the_formula() {
     });
 }
 
-/// Times the ops right (with the simulator's help) but counts only the gaps between a rank's
-/// first and last op, leaving out the wait before the first and after the last.
+/// Times the ops right but counts only the gaps between a rank's first and last op, leaving out
+/// the wait before the first and after the last. (Its own timing: an answer that asks
+/// gpubook::sim is refused for that alone.)
 fn gaps_only(programs: &[Vec<Op>], c: &Costs) -> Vec<f64> {
-    let r = reference_run(programs, c);
-    r.spans
+    spans(programs, c)
         .iter()
-        .zip(&r.busy)
-        .map(|(spans, busy)| spans.last().map_or(0.0, |s| s.end) - spans.first().map_or(0.0, |s| s.start) - busy)
+        .map(|s| {
+            let busy: f64 = s.iter().map(|(a, b)| b - a).sum();
+            s.last().map_or(0.0, |l| l.1) - s.first().map_or(0.0, |f| f.0) - busy
+        })
         .collect()
 }
 
-/// The simulator's run of single-chunk programs (the wrong answers reuse its timing).
-fn reference_run(programs: &[Vec<Op>], c: &Costs) -> SimResult {
-    let forwards = programs[0].iter().filter(|op| matches!(op, Op::F(_))).count();
-    let split = programs.iter().flatten().any(|op| matches!(op, Op::Bz(_)));
-    let schedule = Schedule {
-        kind: if split { ScheduleKind::Zb1p } else { ScheduleKind::OneFOneB },
-        layout: Layout::Linear { ranks: programs.len(), microbatches: forwards },
-        programs: programs.to_vec(),
-    };
-    simulate(&schedule, c).expect("the grader's schedules run")
+/// (start, end) of every op of single-chunk programs, rank by rank: an op starts when its rank is
+/// free and its inputs (the previous stage's F, the next stage's B or Bz, this stage's Bz) ended.
+fn spans(programs: &[Vec<Op>], c: &Costs) -> Vec<Vec<(f64, f64)>> {
+    let stages = programs.len();
+    let mut ended: std::collections::HashMap<(Part, usize, usize), f64> = Default::default();
+    let mut out = vec![Vec::new(); stages];
+    let mut free = vec![0.0f64; stages];
+    let mut moved = true;
+    while moved {
+        moved = false;
+        for s in 0..stages {
+            while let Some(op) = programs[s].get(out[s].len()) {
+                let mb = op.slots()[0].mb;
+                let needs = match op {
+                    Op::F(_) if s == 0 => vec![],
+                    Op::F(_) => vec![(Part::Forward, s - 1, mb)],
+                    Op::B(_) | Op::Bz(_) if s + 1 == stages => vec![(Part::Forward, s, mb)],
+                    Op::B(_) | Op::Bz(_) => vec![(Part::Forward, s, mb), (Part::InputGrad, s + 1, mb)],
+                    _ => vec![(Part::InputGrad, s, mb)],
+                };
+                let Some(inputs) = needs.iter().map(|k| ended.get(k).copied()).collect::<Option<Vec<f64>>>() else { break };
+                let start = inputs.into_iter().fold(free[s], f64::max);
+                let end = start + c.duration(op);
+                let part = match op {
+                    Op::F(_) => Part::Forward,
+                    Op::W(_) => Part::WeightGrad,
+                    _ => Part::InputGrad,
+                };
+                ended.insert((part, s, mb), end);
+                free[s] = end;
+                out[s].push((start, end));
+                moved = true;
+            }
+        }
+    }
+    out
 }
 
 #[test]
@@ -70,6 +98,37 @@ fn gpipe(pp: usize, n: usize) -> Vec<Vec<Op>> {
             p.finish()
         })
         .collect()
+}
+
+#[test]
+fn bubbles_from_the_simulator() {
+    let from_the_simulator = |programs: &[Vec<Op>], c: &Costs| {
+        let schedule = Schedule {
+            kind: ScheduleKind::OneFOneB,
+            layout: Layout::Linear { ranks: programs.len(), microbatches: programs[0].len() / 2 },
+            programs: programs.to_vec(),
+        };
+        simulate(&schedule, c).map(|r| r.bubbles).unwrap_or_default()
+    };
+    expect_failure(
+        "bubbles_from_the_simulator",
+        &["your answer called gpubook's own gpubook::sim::simulate", "write this yourself"],
+        || ch10::bubbles(from_the_simulator),
+    );
+}
+
+#[test]
+fn one_f_one_b_from_the_library() {
+    let generated = |pp: usize, n: usize| ScheduleKind::OneFOneB.generate(pp, n).unwrap().programs;
+    expect_failure("one_f_one_b_from_the_library", &["gpubook::sim::ScheduleKind::generate"], || ch10::one_f_one_b(generated));
+}
+
+/// (A call from a thread the answer spawns is caught too while it is the only answer being
+/// graded, as under `gpubook check`: gpubook-sim's reference.rs tests that.)
+#[test]
+fn dualpipe_from_the_library() {
+    let generated = |pp: usize, n: usize| ScheduleKind::DualPipe.generate(pp, n).unwrap().programs;
+    expect_failure("dualpipe_from_the_library", &["gpubook::sim::ScheduleKind::generate"], || ch11::dualpipe(generated));
 }
 
 #[test]

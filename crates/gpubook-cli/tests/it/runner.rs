@@ -39,7 +39,7 @@ fn only_vector_add(catalog: &str) -> String {
 }
 
 fn gpubook(root: &Path, args: &[&str], stdin: &str) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_gpubook"))
+    let mut child = Command::new(super::gpubook())
         .args(args)
         .env("GPUBOOK_ROOT", root)
         .env("NO_COLOR", "1")
@@ -72,11 +72,24 @@ fn list_shows_chapters_progress_and_the_next_exercise() {
     assert!(text.contains("0/1 passed"), "{text}");
     assert!(!text.contains('\x1b'), "NO_COLOR means no escape codes: {text:?}");
 
+    // A pass recorded with the fingerprint of the files as they are: it stands.
+    let catalog = gpubook::catalog::Catalog::load(dir.path()).unwrap();
+    let fingerprint = gpubook::progress::fingerprint(dir.path(), catalog.get(ID).unwrap());
     std::fs::create_dir_all(dir.path().join(".gpubook")).unwrap();
-    let passed = format!(r#"{{"exercises":{{"{ID}":{{"status":"passed","attempts":2,"hints_shown":0}}}}}}"#);
+    let passed = format!(r#"{{"exercises":{{"{ID}":{{"status":"passed","attempts":2,"hints_shown":0,"passed_with":"{fingerprint}"}}}}}}"#);
     std::fs::write(dir.path().join(".gpubook/progress.json"), passed).unwrap();
     let text = stdout(&gpubook(dir.path(), &["list"], ""));
     assert!(text.contains(&format!("✓ {ID}")) && text.contains("1/1 passed") && !text.contains("← next"), "{text}");
+    let all_passed = gpubook(dir.path(), &["check"], "");
+    assert!(all_passed.status.success(), "`check` with everything passed is no error: {}", stdout(&all_passed));
+    assert!(stdout(&all_passed).contains("Every exercise has passed"), "{}", stdout(&all_passed));
+
+    // The learner edits the kernel after passing: the pass goes stale until checked again.
+    let kernel = dir.path().join("exercises").join(FILES[1]);
+    std::fs::write(&kernel, format!("{}\n// edited\n", std::fs::read_to_string(&kernel).unwrap())).unwrap();
+    let text = stdout(&gpubook(dir.path(), &["list"], ""));
+    assert!(text.contains(&format!("~ {ID}")) && text.contains("changed since it passed"), "{text}");
+    assert!(text.contains("0/1 passed, 1 changed since passing") && text.contains("← next"), "{text}");
 }
 
 #[test]
@@ -111,8 +124,8 @@ fn the_solution_waits_for_a_pass_unless_forced() {
 fn reset_restores_the_stub_after_a_yes() {
     let dir = course();
     let kernel: PathBuf = dir.path().join("exercises").join(FILES[1]);
-    let solution = std::fs::read_to_string(dir.path().join("solutions").join(FILES[1])).unwrap();
-    let stub = gpubook::stubs::stub_of(&solution, FILES[1]).unwrap();
+    // The course was copied with the generated stubs in exercises/.
+    let stub = std::fs::read_to_string(&kernel).unwrap();
     std::fs::write(&kernel, "// my half-done kernel\n").unwrap();
 
     let declined = gpubook(dir.path(), &["reset", ID], "n\n");

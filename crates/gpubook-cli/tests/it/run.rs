@@ -1,13 +1,7 @@
 //! `gpubook run`: one kernel launched from the command line, its diagnostics and output summary.
 
+use super::gpubook;
 use std::process::Command;
-
-/// The gpubook binary cargo built; on a GPU machine, where only the binaries travel, the one
-/// scripts/gpu/prepare.sh put in gpu-bin/.
-fn gpubook() -> std::path::PathBuf {
-    let built = std::path::PathBuf::from(env!("CARGO_BIN_EXE_gpubook"));
-    if built.exists() { built } else { std::path::PathBuf::from("gpu-bin/gpubook") }
-}
 
 fn gpubook_run(args: &[&str]) -> (bool, String) {
     let out = Command::new(gpubook()).arg("run").args(args).output().expect("gpubook runs");

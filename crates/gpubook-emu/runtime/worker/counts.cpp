@@ -1,0 +1,312 @@
+#include "counts.h"
+
+#include "arena.h"
+#include "json.h"
+#include "worker.h"
+
+#include <algorithm>
+
+namespace gpubook::rt {
+
+namespace {
+
+// A site keeps at most this many unfinished requests: lanes run at most a few dozen accesses
+// apart (the scheduler makes a thread yield every kLockstepAccesses, see checks.cpp), so a
+// request this old has every lane it will ever get (the others skipped the instruction).
+constexpr uint32_t kMaxAge = 1024;
+constexpr size_t kInitialTable = 256;
+
+void add(GlobalTally& t, uint64_t bytes, uint64_t unique, uint64_t sectors) {
+    t.requests++;
+    t.bytes += bytes;
+    t.unique_bytes += unique;
+    t.sectors += sectors;
+}
+
+// Distinct bytes among the lanes of `r` whose buffer is `b` (all lanes when b is null).
+uint64_t unique_bytes(const Request& r, const Buffer* b, bool any_buffer) {
+    uintptr_t starts[32];
+    unsigned n = 0;
+    for (unsigned l = 0; l < 32; l++)
+        if ((r.lanes >> l & 1) && (any_buffer || r.buffer[l] == b)) starts[n++] = r.addr[l];
+    std::sort(starts, starts + n);
+    uint64_t total = 0;
+    uintptr_t covered = 0; // end of the bytes counted so far
+    for (unsigned i = 0; i < n; i++) {
+        uintptr_t from = std::max(starts[i], covered), to = starts[i] + r.size;
+        if (to > from) total += to - from;
+        covered = std::max(covered, to);
+    }
+    return total;
+}
+
+BufferTally& tally_for(LaunchCounts& c, const Buffer* b) {
+    for (BufferTally& t : c.buffers)
+        if (t.addr == b->addr) return t;
+    c.buffers.emplace_back();
+    c.buffers.back().addr = b->addr;
+    c.buffers.back().label = b->label;
+    return c.buffers.back();
+}
+
+void finish_global(LaunchCounts& c, const Request& r) {
+    // (buffer, sector) pairs: a lane's access may straddle two sectors.
+    std::pair<const Buffer*, uintptr_t> secs[64];
+    unsigned n = 0, lanes = 0;
+    for (unsigned l = 0; l < 32; l++) {
+        if (!(r.lanes >> l & 1)) continue;
+        lanes++;
+        uintptr_t first = r.addr[l] / 32, last = (r.addr[l] + r.size - 1) / 32;
+        for (uintptr_t s = first; s <= last && n < 64; s++) secs[n++] = {r.buffer[l], s};
+    }
+    std::sort(secs, secs + n);
+    unsigned distinct = unsigned(std::unique(secs, secs + n) - secs);
+    add(r.write ? c.global_stores : c.global_loads, uint64_t(lanes) * r.size, unique_bytes(r, nullptr, true), distinct);
+    // Per buffer: the request counts once for each buffer its lanes touched.
+    for (unsigned i = 0; i < distinct;) {
+        const Buffer* b = secs[i].first;
+        unsigned j = i;
+        while (j < distinct && secs[j].first == b) j++;
+        if (b) {
+            uint64_t bytes = 0;
+            for (unsigned l = 0; l < 32; l++)
+                if ((r.lanes >> l & 1) && r.buffer[l] == b) bytes += r.size;
+            BufferTally& t = tally_for(c, b);
+            add(r.write ? t.stores : t.loads, bytes, unique_bytes(r, b, false), j - i);
+        }
+        i = j;
+    }
+}
+
+void finish_shared(LaunchCounts& c, const Request& r) {
+    // Banks are 4 bytes wide, 32 of them; a wavefront serves one word per bank. Lanes reading
+    // the same word share it (a broadcast), so only distinct words count.
+    uintptr_t words[128];
+    unsigned n = 0, lanes = 0;
+    for (unsigned l = 0; l < 32; l++) {
+        if (!(r.lanes >> l & 1)) continue;
+        lanes++;
+        uintptr_t first = r.addr[l] / 4, last = (r.addr[l] + r.size - 1) / 4;
+        for (uintptr_t w = first; w <= last && n < 128; w++) words[n++] = w;
+    }
+    std::sort(words, words + n);
+    unsigned distinct = unsigned(std::unique(words, words + n) - words);
+    unsigned per_bank[32] = {};
+    unsigned most = 0;
+    for (unsigned i = 0; i < distinct; i++) most = std::max(most, ++per_bank[words[i] % 32]);
+    SharedTally& t = r.write ? c.shared_stores : c.shared_loads;
+    t.requests++;
+    t.bytes += uint64_t(lanes) * r.size;
+    t.wavefronts += most;
+    t.ideal_wavefronts += std::max(1u, (distinct + 31) / 32);
+}
+
+void finish(LaunchCounts& c, const Request& r) {
+    if (r.shared) finish_shared(c, r);
+    else finish_global(c, r);
+}
+
+// Drops finished requests from the front of a site's queue.
+void compact(Site& s) {
+    if (s.head > 64 && s.head * 2 > s.open.size()) {
+        s.open.erase(s.open.begin(), s.open.begin() + long(s.head));
+        s.head = 0;
+    }
+}
+
+// Finishes front requests that every live lane of the warp joined, or that are too old to
+// get more lanes.
+void retire_front(LaunchCounts& c, Site& s, unsigned live) {
+    uint32_t newest = s.newest();
+    while (s.head < s.open.size()) {
+        const Request& r = s.open[s.head];
+        if ((r.lanes & live) != live && newest - r.occurrence < kMaxAge) break;
+        if (r.lanes) finish(c, r);
+        s.head++;
+        s.retired++;
+    }
+    compact(s);
+}
+
+Site& site_for(BlockCounts& bc, unsigned warp, uintptr_t key) {
+    if (bc.table.empty()) bc.table.assign(kInitialTable, -1);
+    size_t mask = bc.table.size() - 1;
+    size_t h = (key * 0x9E3779B97F4A7C15ull + warp * 0xC2B2AE3D27D4EB4Full) >> 20;
+    for (size_t i = h & mask;; i = (i + 1) & mask) {
+        int32_t at = bc.table[i];
+        if (at < 0) {
+            if ((bc.sites.size() + 1) * 2 > bc.table.size()) { // grow, then look again
+                std::vector<int32_t> bigger(bc.table.size() * 2, -1);
+                size_t m2 = bigger.size() - 1;
+                for (size_t k = 0; k < bc.sites.size(); k++) {
+                    const Site& s = bc.sites[k];
+                    size_t h2 = (s.key * 0x9E3779B97F4A7C15ull + s.warp * 0xC2B2AE3D27D4EB4Full) >> 20;
+                    size_t j = h2 & m2;
+                    while (bigger[j] >= 0) j = (j + 1) & m2;
+                    bigger[j] = int32_t(k);
+                }
+                bc.table.swap(bigger);
+                return site_for(bc, warp, key);
+            }
+            bc.table[i] = int32_t(bc.sites.size());
+            bc.sites.emplace_back();
+            Site& s = bc.sites.back();
+            s.key = key;
+            s.warp = warp;
+            std::fill(s.occurrences, s.occurrences + 32, 0u);
+            return s;
+        }
+        Site& s = bc.sites[size_t(at)];
+        if (s.key == key && s.warp == warp) return s;
+    }
+}
+
+unsigned live_lanes(const Block& b, unsigned warp) {
+    const Warp& w = b.warps[warp];
+    return w.exists & ~w.exited;
+}
+
+void fold_max(ThreadCounts& m, const ThreadCounts& t) {
+    m.global_loads = std::max(m.global_loads, t.global_loads);
+    m.global_stores = std::max(m.global_stores, t.global_stores);
+    m.shared_loads = std::max(m.shared_loads, t.shared_loads);
+    m.shared_stores = std::max(m.shared_stores, t.shared_stores);
+    m.atomics = std::max(m.atomics, t.atomics);
+    m.barriers = std::max(m.barriers, t.barriers);
+}
+
+void fold_min(ThreadCounts& m, const ThreadCounts& t) {
+    m.global_loads = std::min(m.global_loads, t.global_loads);
+    m.global_stores = std::min(m.global_stores, t.global_stores);
+    m.shared_loads = std::min(m.shared_loads, t.shared_loads);
+    m.shared_stores = std::min(m.shared_stores, t.shared_stores);
+    m.atomics = std::min(m.atomics, t.atomics);
+    m.barriers = std::min(m.barriers, t.barriers);
+}
+
+void write_global(Json& j, const char* key, const GlobalTally& t) {
+    j.begin_object(key)
+        .unum("requests", t.requests)
+        .unum("bytes", t.bytes)
+        .unum("unique_bytes", t.unique_bytes)
+        .unum("sectors", t.sectors)
+        .end_object();
+}
+
+void write_shared(Json& j, const char* key, const SharedTally& t) {
+    j.begin_object(key)
+        .unum("requests", t.requests)
+        .unum("bytes", t.bytes)
+        .unum("wavefronts", t.wavefronts)
+        .unum("ideal_wavefronts", t.ideal_wavefronts)
+        .end_object();
+}
+
+void write_threads(Json& j, const char* key, const ThreadCounts& t) {
+    j.begin_object(key)
+        .unum("global_loads", t.global_loads)
+        .unum("global_stores", t.global_stores)
+        .unum("shared_loads", t.shared_loads)
+        .unum("shared_stores", t.shared_stores)
+        .unum("atomics", t.atomics)
+        .unum("barriers", t.barriers)
+        .end_object();
+}
+
+} // namespace
+
+void BlockCounts::reset() {
+    sites.clear();
+    if (!table.empty()) std::fill(table.begin(), table.end(), -1);
+}
+
+void counts_begin_launch(Launch& l) {
+    l.counts = LaunchCounts();
+    ThreadCounts& m = l.counts.per_thread_min;
+    m.global_loads = m.global_stores = m.shared_loads = m.shared_stores = m.atomics = m.barriers = UINT64_MAX;
+}
+
+void counts_access(Launch& l, Block& b, Thread& t, uintptr_t addr, size_t n, bool write, bool shared,
+                   const Buffer* buffer, uintptr_t pc) {
+    if (shared) (write ? t.counts.shared_stores : t.counts.shared_loads)++;
+    else (write ? t.counts.global_stores : t.counts.global_loads)++;
+    unsigned warp = t.linear / kWarpSize, lane = t.linear % kWarpSize;
+    Site& s = site_for(b.counts, warp, (pc << 1) | (shared ? 1 : 0));
+    uint32_t occ = s.occurrences[lane]++;
+    Request late;
+    Request* r = &late;
+    if (occ >= s.retired) {
+        size_t idx = s.head + (occ - s.retired);
+        while (s.open.size() <= idx) { // lanes that skipped an occurrence leave it empty
+            s.open.emplace_back();
+            s.open.back().occurrence = s.retired + uint32_t(s.open.size() - 1 - s.head);
+        }
+        r = &s.open[idx];
+    }
+    if (!r->lanes) {
+        r->size = uint32_t(n);
+        r->write = write;
+        r->shared = shared;
+    }
+    r->lanes |= 1u << lane;
+    r->addr[lane] = addr;
+    r->buffer[lane] = buffer;
+    if (r == &late) finish(l.counts, late); // its request was finished before this lane came
+    else retire_front(l.counts, s, live_lanes(b, warp));
+}
+
+void counts_atomic(Launch& l, Thread& t, bool shared, const Buffer* buffer) {
+    t.counts.atomics++;
+    if (shared) {
+        l.counts.shared_atomics++;
+    } else {
+        l.counts.global_atomics++;
+        if (buffer) tally_for(l.counts, buffer).atomics++;
+    }
+}
+
+void counts_converged(Launch& l, Block& b, int warp) {
+    for (Site& s : b.counts.sites) {
+        if (warp >= 0 && s.warp != unsigned(warp)) continue;
+        for (size_t i = s.head; i < s.open.size(); i++)
+            if (s.open[i].lanes) finish(l.counts, s.open[i]);
+        // The lanes meet here: whatever each ran before, their next executions line up again.
+        uint32_t newest = s.newest();
+        s.open.clear();
+        s.head = 0;
+        s.retired = newest;
+        for (uint32_t& o : s.occurrences) o = newest;
+    }
+}
+
+void counts_thread_exit(Launch& l, Thread& t) {
+    l.counts.threads++;
+    fold_max(l.counts.per_thread_max, t.counts);
+    fold_min(l.counts.per_thread_min, t.counts);
+}
+
+void counts_write(Json& j, const LaunchCounts& c) {
+    j.begin_object("counts");
+    j.unum("threads", c.threads);
+    j.begin_object("global");
+    write_global(j, "loads", c.global_loads);
+    write_global(j, "stores", c.global_stores);
+    j.unum("atomics", c.global_atomics).end_object();
+    j.begin_object("shared");
+    write_shared(j, "loads", c.shared_loads);
+    write_shared(j, "stores", c.shared_stores);
+    j.unum("atomics", c.shared_atomics).end_object();
+    write_threads(j, "per_thread_max", c.per_thread_max);
+    write_threads(j, "per_thread_min", c.threads ? c.per_thread_min : ThreadCounts());
+    j.begin_array("buffers");
+    for (const BufferTally& b : c.buffers) {
+        j.begin_object().unum("addr", b.addr).str("label", b.label.c_str());
+        write_global(j, "loads", b.loads);
+        write_global(j, "stores", b.stores);
+        j.unum("atomics", b.atomics).end_object();
+    }
+    j.end_array();
+    j.end_object();
+}
+
+} // namespace gpubook::rt

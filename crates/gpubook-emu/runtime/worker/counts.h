@@ -1,0 +1,104 @@
+// Check mode's access counts: global and shared memory traffic as a GPU's memory system would
+// see it, for graders and the memory-performance chapter.
+//
+// A GPU executes a memory instruction for a warp at once: the lanes' addresses form one
+// warp-level request, which the memory system serves in 32-byte sectors (global memory) or in
+// wavefronts of one 4-byte word per bank, 32 banks (shared memory). The emulator runs the lanes
+// of a warp one after another, so it rebuilds the requests: lanes of one warp executing the same
+// access instruction (same pc) for the same time (the n-th execution of that pc by each lane)
+// belong to one request. DESIGN.md ("Access counts") says where this differs from a GPU.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace gpubook::rt {
+
+class Json;
+struct Buffer;
+struct Block;
+struct Thread;
+struct Launch;
+
+// Global-memory requests of one kind (loads or stores).
+struct GlobalTally {
+    uint64_t requests = 0; // warp-level requests
+    uint64_t bytes = 0;        // bytes the lanes asked for
+    uint64_t unique_bytes = 0; // of those, distinct (a byte several lanes read counts once)
+    uint64_t sectors = 0;      // distinct 32-byte sectors the requests touched
+};
+
+// Shared-memory requests of one kind.
+struct SharedTally {
+    uint64_t requests = 0;
+    uint64_t bytes = 0;
+    uint64_t wavefronts = 0;       // passes through the 32 banks, conflicts included
+    uint64_t ideal_wavefronts = 0; // the fewest the same bytes could take (1 for 32 words)
+};
+
+// One thread's accesses (thread-level, not warp-level).
+struct ThreadCounts {
+    uint64_t global_loads = 0, global_stores = 0, shared_loads = 0, shared_stores = 0, atomics = 0, barriers = 0;
+};
+
+struct BufferTally {
+    uintptr_t addr = 0;
+    std::string label;
+    GlobalTally loads, stores;
+    uint64_t atomics = 0;
+};
+
+struct LaunchCounts {
+    GlobalTally global_loads, global_stores;
+    SharedTally shared_loads, shared_stores;
+    uint64_t global_atomics = 0, shared_atomics = 0;
+    uint64_t threads = 0;     // CUDA threads that ran to the end
+    ThreadCounts per_thread_max;
+    ThreadCounts per_thread_min;
+    std::vector<BufferTally> buffers;
+};
+
+// A warp-level request being assembled from its lanes.
+struct Request {
+    Request() {} // the lane arrays stay uninitialised: only joined lanes are read
+    uint32_t occurrence = 0;
+    uint32_t lanes = 0;     // lanes that have joined
+    uint32_t size = 0;      // bytes per lane
+    bool write = false, shared = false;
+    uintptr_t addr[32];
+    const Buffer* buffer[32];
+};
+
+// One access instruction (pc, space) of one warp: per lane, how often it ran it; the requests
+// some lane has started and not every lane has joined.
+struct Site {
+    uintptr_t key = 0; // pc, with bit 0 set for shared memory
+    unsigned warp = 0;
+    uint32_t occurrences[32];
+    uint32_t retired = 0; // occurrences below this are finished
+    std::vector<Request> open; // open[head + i] is occurrence retired + i
+    size_t head = 0;
+    uint32_t newest() const { return retired + uint32_t(open.size() - head); }
+};
+
+struct BlockCounts {
+    std::vector<Site> sites;
+    std::vector<int32_t> table; // open addressing: (warp, key) -> index into sites, -1 empty
+    void reset();
+};
+
+void counts_begin_launch(Launch& l);
+// A device-memory access by `t` (check mode). `buffer`: the global buffer holding it, or null.
+void counts_access(Launch& l, Block& b, Thread& t, uintptr_t addr, size_t n, bool write, bool shared,
+                   const Buffer* buffer, uintptr_t pc);
+void counts_atomic(Launch& l, Thread& t, bool shared, const Buffer* buffer);
+// Every live lane of warp `warp` (or of every warp, `warp` < 0) is past this point: its open
+// requests are complete.
+void counts_converged(Launch& l, Block& b, int warp);
+void counts_thread_exit(Launch& l, Thread& t);
+// Writes `"counts":{...}` into an open reply object.
+void counts_write(Json& j, const LaunchCounts& c);
+
+} // namespace gpubook::rt

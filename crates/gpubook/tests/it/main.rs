@@ -1,0 +1,14 @@
+//! The library's integration tests, as one test binary (one link instead of a dozen on a 2-core
+//! machine). Tests that need a device run on whichever backend `Gpu::new` picks and print
+//! SKIPPED, with the reason, when there is none.
+
+mod api;
+mod bug_zoo;
+mod demos_ch03;
+mod demos_ch04;
+mod demos_ch07_ch09;
+mod demos_ch08;
+mod ep;
+mod notebook;
+mod viz;
+mod wrong;

@@ -1,0 +1,34 @@
+//! A notebook check: the same grader as `gpubook check`, its report as HTML, and the outcome
+//! recorded in the course's progress like any other check.
+
+use gpubook::gpu::{Gpu, Result};
+use gpubook::grade::ch03;
+use gpubook::notebook::check_in;
+use gpubook::progress::{Progress, Standing};
+use gpubook::testing::{device_or_skip, root};
+
+fn course() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(root().join("exercises.toml"), dir.path().join("exercises.toml")).unwrap();
+    dir
+}
+
+#[test]
+fn a_stub_fails_with_its_report_and_a_solution_passes_and_counts() {
+    if device_or_skip("a_stub_fails_with_its_report_and_a_solution_passes_and_counts").is_none() {
+        return;
+    }
+    let dir = course();
+    let stub = |_: &Gpu, _: &[f32], _: &[f32]| -> Result<Vec<f32>> { todo!("copy a and b to the device, ...") };
+    let failed = check_in(dir.path(), "ch03", "vector_add", || ch03::vector_add(stub));
+    assert!(!failed.passed());
+    assert!(failed.html().contains("not yet implemented") && failed.html().contains("#c62828"), "{}", failed.html());
+    let catalog = gpubook::catalog::Catalog::load(dir.path()).unwrap();
+    let ex = catalog.get("ch03-vector-add").unwrap();
+    assert_eq!(Progress::load(dir.path()).standing(dir.path(), ex), Standing::Failing);
+
+    let passed = check_in(dir.path(), "ch03", "vector_add", || ch03::vector_add(solutions::ch03::vector_add));
+    assert!(passed.passed(), "{passed}");
+    assert!(passed.html().contains("✓ ch03-vector-add passed") && passed.not_recorded.is_none(), "{}", passed.html());
+    assert_eq!(Progress::load(dir.path()).standing(dir.path(), ex), Standing::Passed, "a notebook's pass counts");
+}

@@ -46,6 +46,8 @@ FLAGS = [
 # What the page measures about itself. Returns {overflow: [...], figures: [...], images: [...]}.
 MEASURE = r"""
 const main = document.querySelector('main') || document.body;
+// Folded parts (hints, reports) are measured open, as a reader who opens them sees them.
+for (const d of main.querySelectorAll('details')) d.open = true;
 const out = {overflow: [], figures: [], images: [], leftover: [], column: main.clientWidth};
 const what = (el) => {
   const h = el.closest('section, div, figure, details')?.querySelector('h1,h2,h3') ;

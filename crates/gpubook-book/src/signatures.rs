@@ -56,23 +56,41 @@ pub struct Function {
 /// declared at the start of a line.
 pub fn functions(text: &str, rust: bool) -> Vec<Function> {
     let lines: Vec<&str> = text.lines().collect();
-    let starts: Vec<usize> = (0..lines.len()).filter(|&i| is_header(lines[i], rust)).collect();
+    let heads: Vec<usize> = (0..lines.len()).filter(|&i| is_header(lines[i], rust)).collect();
+    // A C declaration may put its return type on lines of its own, above the name:
+    // `extern "C" __global__ void` / `name(...) {`.
+    let starts: Vec<(usize, usize)> = heads
+        .iter()
+        .map(|&h| {
+            let mut s = h;
+            while !rust && s > 0 && is_type_line(lines[s - 1]) {
+                s -= 1;
+            }
+            (s, h)
+        })
+        .collect();
     let marker = if rust { "todo!(" } else { "TODO" };
     starts
         .iter()
         .enumerate()
-        .map(|(k, &s)| {
-            let open = (s..lines.len()).find(|&j| lines[j].contains('{')).unwrap_or(s);
-            let end = starts.get(k + 1).copied().unwrap_or(lines.len()).max(open + 1);
+        .map(|(k, &(s, head))| {
+            let open = (head..lines.len()).find(|&j| lines[j].contains('{')).unwrap_or(head);
+            let end = starts.get(k + 1).map(|n| n.0).unwrap_or(lines.len()).max(open + 1);
             let stub = lines[open..end].iter().any(|l| l.contains(marker) && (!rust || !is_comment(l)));
             let mut decl: Vec<String> = lines[s..=open].iter().map(|l| l.to_string()).collect();
             if let Some(last) = decl.last_mut() {
                 let brace = last.find('{').unwrap_or(last.len());
                 *last = format!("{}{{ ... }}", &last[..brace]);
             }
-            let indent = decl.iter().map(|l| l.len() - l.trim_start().len()).min().unwrap_or(0);
-            let declaration = decl.iter().map(|l| l[indent.min(l.len())..].to_string()).collect::<Vec<_>>().join("\n");
-            Function { name: name_of(lines[s]), summary: summary_above(&lines, s, rust), declaration, stub }
+            // The first line as written; the rest indented one level, whatever alignment they had
+            // (a wide source aligns parameters far to the right, which a box has no room for).
+            let declaration = decl
+                .iter()
+                .enumerate()
+                .map(|(i, l)| if i == 0 { l.trim_start().to_string() } else { format!("    {}", l.trim_start()) })
+                .collect::<Vec<_>>()
+                .join("\n");
+            Function { name: name_of(lines[head]), summary: summary_above(&lines, s, rust), declaration, stub }
         })
         .collect()
 }
@@ -91,6 +109,17 @@ fn is_header(line: &str, rust: bool) -> bool {
         let not = ["//", "#", "}", "struct", "static", "const", "typedef", "return"];
         at_start && t.contains('(') && !t.trim_end().ends_with(';') && !not.iter().any(|p| t.starts_with(p))
     }
+}
+
+/// A line of a C declaration before its name: words only, at the start of a line
+/// (`extern "C" __global__ void`, `static __device__ float`).
+fn is_type_line(line: &str) -> bool {
+    let t = line.trim_end();
+    line.len() == line.trim_start().len()
+        && !t.is_empty()
+        && !t.starts_with("//")
+        && !t.starts_with('#')
+        && !t.contains(['(', ')', ';', '{', '}', '='])
 }
 
 /// The identifier before the first `(` (or `<` of a generic).
@@ -150,11 +179,12 @@ mod tests {
 
     #[test]
     fn cuda_stubs_give_each_function_with_a_todo() {
-        let src = "#include \"x.cuh\"\n#define TILE 16\n// Flips.\n__device__ void ll_flip(int* idx) {\n    // TODO: flip\n}\n\n// Harness.\nextern \"C\" __global__ void run(int* r) {\n    go(r);\n}\n// Sends.\n__device__ void ll_send(const LLCtx& c) {\n    int x = 1;\n    // TODO: send\n    // TODO: more\n}\n";
+        let src = "#include \"x.cuh\"\n#define TILE 16\n// Flips.\n__device__ void ll_flip(int* idx) {\n    // TODO: flip\n}\n\n// Harness.\nextern \"C\" __global__ void run(int* r) {\n    go(r);\n}\n// Sends.\n__device__ void ll_send(const LLCtx& c) {\n    int x = 1;\n    // TODO: send\n    // TODO: more\n}\n// Gates.\nextern \"C\" __global__ void\ngate(const float* logits,\n                  int* idx) {\n    // TODO: gate\n}\n";
         let s = stubs(src, false);
-        assert_eq!(s.len(), 2);
+        assert_eq!(s.len(), 3);
+        assert_eq!(s[2], ("gate".into(), Some("Gates.".into()), "extern \"C\" __global__ void\n    gate(const float* logits,\n    int* idx) { ... }".into()));
         assert_eq!(s[0], ("ll_flip".into(), Some("Flips.".into()), "__device__ void ll_flip(int* idx) { ... }".into()));
         assert_eq!(s[1].2, "__device__ void ll_send(const LLCtx& c) { ... }");
-        assert_eq!(functions(src, false).len(), 3);
+        assert_eq!(functions(src, false).len(), 4);
     }
 }

@@ -440,6 +440,31 @@ pub struct Measured {
     pub plan: Plan,
     pub overlap: Overlap,
     pub trace: Trace,
+    /// The step each traced operation was, by its trace index.
+    pub steps: Vec<(usize, Step)>,
+}
+
+impl Measured {
+    /// The run as a figure's data: the two streams named for their work, each kernel and copy
+    /// by the report's name for its step (`ATTN(F)`, `COMBINE(B)`, ...).
+    pub fn timeline(&self, title: &str) -> crate::viz::Timeline {
+        let mut labels = crate::viz::Labels::default();
+        for &(index, step) in &self.steps {
+            // ATTN(F), then DISP.(F), then D(F): the longest that fits on its bar.
+            let name = step.name();
+            let short = name.replace("DISPATCH", "DISP.").replace("COMBINE", "COMB.");
+            let letter = format!("{}{}", &name[..1], &name[name.find('(').unwrap_or(0)..]);
+            labels.ops.insert(index, (name.to_string(), vec![short, letter]));
+            if let Some(op) = self.trace.ops.iter().find(|o| o.index == index) {
+                let name = if step.is_communication() && self.plan != Plan::OneStream { "communication" } else { "computation" };
+                let name = if self.plan == Plan::OneStream { "the one stream" } else { name };
+                if !labels.streams.iter().any(|(k, _)| *k == (op.device, op.stream)) {
+                    labels.streams.push(((op.device, op.stream), name.to_string()));
+                }
+            }
+        }
+        crate::viz::Timeline::from_trace(&self.trace, title, &labels)
+    }
 }
 
 /// Runs `plan` `reps` times on a pair of `n` elements (random data, checked against the CPU)
@@ -464,7 +489,8 @@ pub fn measure(gpu: &Gpu, plan: Plan, n: usize, config: PairConfig, reps: usize)
         let trace = Trace { ops: gpu.trace()?.ops[first..].to_vec() };
         let overlap = Overlap::of(&trace);
         if best.as_ref().is_none_or(|b| overlap.makespan_us < b.overlap.makespan_us) {
-            best = Some(Measured { plan, overlap, trace });
+            let steps = trace.ops.iter().filter_map(|o| Some((o.index, pair.step_of(o)?))).collect();
+            best = Some(Measured { plan, overlap, trace, steps });
         }
     }
     let (out, grad_in) = pair.results(&gpu.default_stream())?;

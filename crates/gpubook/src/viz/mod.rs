@@ -18,6 +18,7 @@
 
 mod bandwidth;
 mod cells;
+pub mod diagram;
 mod ep;
 mod memory;
 mod pipeline;
@@ -32,9 +33,10 @@ pub use ep::{routing_svg, two_hop_svg, world_timeline_svg};
 pub use memory::{occupancy_svg, sectors_svg};
 pub use pipeline::pipeline_svg;
 pub use roofline::roofline_svg;
+pub use style::COLUMN;
 pub use svg::Svg;
 pub use thread_map::{Owner, Pattern, ThreadMap, thread_map_svg};
-pub use timeline::{overlap_demo, timeline_svg};
+pub use timeline::{Bar, BarKind, Labels, Timeline, overlap_demo, timeline_svg};
 
 use crate::gpu::{BackendKind, Gpu};
 

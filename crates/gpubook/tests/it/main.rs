@@ -5,8 +5,10 @@
 mod access;
 mod api;
 mod bug_zoo;
+mod demos_ch03;
 mod demos_ch04;
 mod demos_ch07_ch09;
+mod demos_ch08;
 mod ep;
 mod notebook;
 mod viz;

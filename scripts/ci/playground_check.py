@@ -8,7 +8,9 @@ chromedriver session as book_check.py) and:
   2. reloads the page and finds the edit kept (localStorage);
   3. clicks Reset, then Run, and finds "ok";
   4. clicks Check in the vector add exercise box and finds the grader's report on the untouched
-     stub (`gpubook check`'s, so progress is recorded as on the command line).
+     stub (`gpubook check`'s, so progress is recorded as on the command line);
+  5. takes the barrier out of chapter 4's block reverse, clicks Run, and finds the data race
+     with both of its lines marked.
 
 Usage: playground_check.py [--gpubook target/release/gpubook] [--shots DIR]
 Exit status 0 when every step passes.
@@ -101,6 +103,9 @@ def main():
         t0 = time.time()
         wait_for_server(port, server)
         print(f"playground: serving on 127.0.0.1:{port} after {time.time() - t0:.1f} s")
+        log.flush()
+        if "ERROR" in pathlib.Path(log.name).read_text():
+            sys.exit(f"playground: FAIL: the served book's build failed, so its pages are stale (see {log.name})")
         browser = Browser()
         page = Page(browser)
         browser.open(f"http://127.0.0.1:{port}/{PAGE}", 1280)
@@ -158,13 +163,39 @@ def main():
         if status != "not yet" or f"{EXERCISE} is not solved yet" not in report:
             sys.exit(f"playground: FAIL: expected the stub's report; got {status!r}:\n{report}")
         page.shot(box, a.shots / "check.png")
+
+        # 5. A race: chapter 4's block reverse without its barrier names both lines.
+        race = ".gpubook-play[data-play='reverse_blocks']"
+        browser.open(f"http://127.0.0.1:{port}/ch04-shared-memory/index.html", 1280)
+        page.wait(f"document.querySelector(\"{race} textarea\")", 30, "chapter 4's listing became an editor")
+        page.js(
+            f"const t = document.querySelector(\"{race} textarea\");"
+            " t.value = t.value.split('\\n').filter((l) => !l.includes('__syncthreads()')).join('\\n');"
+            " t.dispatchEvent(new Event('input')); return true"
+        )
+        page.click(f"{race} .gpubook-play-run")
+        status = page.wait(
+            f"(() => {{ const s = document.querySelector(\"{race} .gpubook-play-status\").textContent;"
+            " return s && !s.startsWith('running') ? s : null; })()",
+            120,
+            "the racy run finished",
+        )
+        out = page.js(f"return document.querySelector(\"{race} .gpubook-play-out\").textContent")
+        also = page.js(f"return document.querySelectorAll(\"{race} .gpubook-play-gutter span.also\").length")
+        print(f"playground: without the barrier: {status!r}, {also} more line(s) marked")
+        if "data race" not in out or not status.startswith("failed at line") or also < 1:
+            sys.exit(f"playground: FAIL: expected a data race naming two lines; got {status!r}:\n{out}")
+        page.js(f"document.querySelector(\"{race} .gpubook-play-reset\").click(); return true")
+        page.shot(race, a.shots / "race.png")
         print("playground: ok")
     finally:
-        if browser:
-            browser.close()
-        server.terminate()
-        server.wait(timeout=30)
-        log.close()
+        try:
+            if browser:
+                browser.close()
+        finally:
+            server.terminate()
+            server.wait(timeout=30)
+            log.close()
 
 
 if __name__ == "__main__":

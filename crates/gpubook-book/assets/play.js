@@ -56,20 +56,22 @@
     out.hidden = true;
     box.prepend(editor, buttons, out);
 
-    function mark(line) {
-      for (const s of gutter.querySelectorAll("span.bad")) s.classList.remove("bad");
-      const span = line ? gutter.children[line - 1] : null;
-      highlight.hidden = !span;
-      if (!span) return;
-      span.classList.add("bad");
-      highlight.style.top = span.offsetTop + "px";
-      highlight.style.height = span.offsetHeight + "px";
+    // The diagnostic's line in red (gutter and a band across the code); other lines it names
+    // (a race's other access) in the gutter.
+    function mark(lines) {
+      for (const s of gutter.querySelectorAll("span.bad, span.also")) s.classList.remove("bad", "also");
+      const spans = (lines || []).map((n) => gutter.children[n - 1]).filter(Boolean);
+      highlight.hidden = spans.length === 0;
+      spans.forEach((s, i) => s.classList.add(i === 0 ? "bad" : "also"));
+      if (!spans.length) return;
+      highlight.style.top = spans[0].offsetTop + "px";
+      highlight.style.height = spans[0].offsetHeight + "px";
     }
     function lines() {
       const n = text.value.split("\n").length;
       text.rows = Math.max(n, 3);
       gutter.replaceChildren(...Array.from({ length: n }, (_, i) => el("span", "", String(i + 1))));
-      mark(null);
+      mark([]);
     }
     text.addEventListener("input", () => {
       if (text.value === original) localStorage.removeItem(key);
@@ -93,14 +95,14 @@
     run.addEventListener("click", async () => {
       run.disabled = true;
       say(status, "running…", true);
-      mark(null);
+      mark([]);
       try {
         const r = await post("/__gpubook/run", { id, source: text.value });
         out.textContent = r.output;
         out.hidden = false;
         if (r.ok) say(status, "ok", true);
         else say(status, r.timed_out ? "stopped: too slow" : r.line ? "failed at line " + r.line : "failed", false);
-        mark(r.line);
+        mark(r.lines);
       } catch (e) {
         say(status, "could not run: " + e.message, false);
       } finally {

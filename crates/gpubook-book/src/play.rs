@@ -100,8 +100,9 @@ pub struct RunOutput {
     /// The launch finished without a diagnostic.
     pub ok: bool,
     pub output: String,
-    /// The source line the first diagnostic points at (1-based, in the edited source).
-    pub line: Option<u32>,
+    /// The source lines the diagnostics point at (1-based, in the edited source), the first
+    /// diagnostic's first: a race names two.
+    pub lines: Vec<u32>,
     pub timed_out: bool,
 }
 
@@ -116,7 +117,7 @@ pub fn run(exe: &Path, listing: &Listing, source: &str, limit: Duration) -> anyh
     cmd.args(listing.run_args(&file)).current_dir(dir.path()).env("NO_COLOR", "1");
     let (status, output, timed_out) = run_limited(cmd, limit)?;
     let shown = output.replace(&file.display().to_string(), "line");
-    Ok(RunOutput { ok: status == Some(0) && !timed_out, line: first_line(&shown), output: shown, timed_out })
+    Ok(RunOutput { ok: status == Some(0) && !timed_out, lines: lines_named(&shown), output: shown, timed_out })
 }
 
 /// Runs `cmd` with stdout and stderr together, killed after `limit`: its exit code (`None`
@@ -149,10 +150,17 @@ pub fn run_limited(mut cmd: Command, limit: Duration) -> anyhow::Result<(Option<
     Ok((status, text, timed_out))
 }
 
-/// The first `at line:N` in a run's output.
-fn first_line(output: &str) -> Option<u32> {
-    let at = output.find("at line:")? + "at line:".len();
-    output[at..].split(|c: char| !c.is_ascii_digit()).next()?.parse().ok()
+/// Every `at line:N` in a run's output, in order, each once.
+fn lines_named(output: &str) -> Vec<u32> {
+    let mut lines = Vec::new();
+    for part in output.split("at line:").skip(1) {
+        if let Ok(n) = part.split(|c: char| !c.is_ascii_digit()).next().unwrap_or("").parse()
+            && !lines.contains(&n)
+        {
+            lines.push(n);
+        }
+    }
+    lines
 }
 
 /// The preprocessor: listings replaced by their HTML and collected for the server.
@@ -285,7 +293,8 @@ mod tests {
 
     #[test]
     fn the_diagnostics_line_is_found() {
-        assert_eq!(first_line("out of bounds: thread (1,0,0), at line:3\n  more"), Some(3));
-        assert_eq!(first_line("launched: ok"), None);
+        assert_eq!(lines_named("out of bounds: thread (1,0,0), at line:3\n  more"), [3]);
+        assert_eq!(lines_named("data race: at line:5\n  note: the other access, at line:6\n at line:5"), [5, 6]);
+        assert!(lines_named("launched: ok").is_empty());
     }
 }

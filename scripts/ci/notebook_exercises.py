@@ -32,7 +32,8 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 # The exercises each notebook holds, in order. An exercise needs a host function named in
 # exercises.toml and graded by `gpubook::grade::chNN::FUNCTION(answer)`, with plain .cu kernels.
 EXERCISES = {
-    "ch03-spmd": ["ch03-vector-add", "ch03-matrix-add"],
+    "ch01-heterogeneous": ["ch01-who-am-i", "ch01-first-launch"],
+    "ch03-spmd": ["ch03-vector-add", "ch03-grid-stride", "ch03-matrix-add"],
 }
 TAG = "gpubook_exercise"
 
@@ -111,15 +112,21 @@ def raw_cell(kind, source, meta):
 
 
 def update(path, cat):
+    """The notebook's exercise cells replaced by fresh ones, in EXERCISES' order, where the first
+    of them was (else at the end); a cell that was there keeps its id."""
     nb = json.loads(path.read_text())
+    tag = lambda c: c.get("metadata", {}).get(TAG)  # noqa: E731
+    ids = {(t["id"], t["part"]): c["id"] for c in nb["cells"] if (t := tag(c)) and "id" in c}
+    block = []
     for ex_id in EXERCISES[path.stem]:
         ex = cat[ex_id]
-        new = [raw_cell("markdown", intro(ex), {"id": ex_id, "part": "intro"})]
-        new += [raw_cell("code", src, {"id": ex_id, "part": part}) for part, src in cells_of(ex, "exercises")]
-        old = [c for c in nb["cells"] if c.get("metadata", {}).get(TAG, {}).get("id") == ex_id]
-        at = nb["cells"].index(old[0]) if old else len(nb["cells"])
-        nb["cells"] = [c for c in nb["cells"] if c not in old]
-        nb["cells"][at:at] = new
+        block.append(raw_cell("markdown", intro(ex), {"id": ex_id, "part": "intro"}))
+        block += [raw_cell("code", src, {"id": ex_id, "part": part}) for part, src in cells_of(ex, "exercises")]
+    for c in block:
+        c["id"] = ids.get((c["metadata"][TAG]["id"], c["metadata"][TAG]["part"]), c["id"])
+    at = next((i for i, c in enumerate(nb["cells"]) if tag(c)), len(nb["cells"]))
+    rest = [c for c in nb["cells"] if not tag(c)]
+    nb["cells"] = rest[:at] + block + rest[at:]
     path.write_text(json.dumps(nb, indent=1, ensure_ascii=False) + "\n")
     print(f"updated {path}: {', '.join(EXERCISES[path.stem])}")
 

@@ -291,6 +291,18 @@ mod tests {
         assert!(!html.trim().lines().any(|l| l.trim().is_empty()), "a blank line would end mdbook's HTML block");
     }
 
+    #[cfg(unix)]
+    #[test]
+    fn a_run_past_its_time_limit_is_stopped() {
+        let started = Instant::now();
+        let mut sleep = Command::new("sleep");
+        sleep.arg("30");
+        let (status, text, timed_out) = run_limited(sleep, Duration::from_millis(200)).unwrap();
+        assert!(timed_out && status.is_none(), "{status:?}");
+        assert!(text.contains("stopped after"));
+        assert!(started.elapsed() < Duration::from_secs(10));
+    }
+
     #[test]
     fn the_diagnostics_line_is_found() {
         assert_eq!(lines_named("out of bounds: thread (1,0,0), at line:3\n  more"), [3]);

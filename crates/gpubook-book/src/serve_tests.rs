@@ -9,6 +9,11 @@ use std::net::{IpAddr, Ipv4Addr, TcpStream, UdpSocket};
 const TOKEN: &str = "0123456789abcdef0123456789abcdef";
 
 fn start() -> (u16, tempfile::TempDir) {
+    start_with(None)
+}
+
+/// A server whose `gpubook` is `exe` (two runs at once at most).
+fn start_with(exe: Option<std::path::PathBuf>) -> (u16, tempfile::TempDir) {
     let dest = tempfile::tempdir().unwrap();
     std::fs::write(dest.path().join("index.html"), "<html><body>the book</body></html>").unwrap();
     let server = bind(0).unwrap();
@@ -22,9 +27,9 @@ fn start() -> (u16, tempfile::TempDir) {
         block: "32".into(),
         args: vec![],
     };
-    let limits = Limits { body: 1000, ..Limits::default() };
+    let limits = Limits { body: 1000, runs: 2, ..Limits::default() };
     let play =
-        Playground::new(Guard { port, token: TOKEN.into() }, dest.path().to_path_buf(), None, Arc::new(Mutex::new(vec![listing])), limits);
+        Playground::new(Guard { port, token: TOKEN.into() }, dest.path().to_path_buf(), exe, Arc::new(Mutex::new(vec![listing])), limits);
     let state = Arc::new(State { dest: dest.path().to_path_buf(), version: AtomicU64::new(1), play });
     std::thread::spawn(move || answer_all(server, state));
     (port, dest)
@@ -138,4 +143,25 @@ fn the_server_listens_on_loopback_only() {
         }
         None => println!("skipped the outside address: this machine has no interface but loopback"),
     }
+}
+
+#[cfg(unix)]
+#[test]
+fn a_third_run_at_once_is_refused() {
+    use std::os::unix::fs::PermissionsExt;
+    let bin = tempfile::tempdir().unwrap();
+    // A `gpubook` whose every run takes 3 s; the third request comes 1 s after the first two.
+    let exe = bin.path().join("slow-gpubook");
+    std::fs::write(&exe, "#!/bin/sh\nsleep 3\n").unwrap();
+    std::fs::set_permissions(&exe, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let (port, _dest) = start_with(Some(exe));
+    let runs: Vec<_> = (0..3)
+        .map(|i| {
+            std::thread::sleep(std::time::Duration::from_millis(if i == 2 { 1000 } else { 0 }));
+            std::thread::spawn(move || status(port, RUN, &ours(port), SCALE))
+        })
+        .collect();
+    let mut codes: Vec<u16> = runs.into_iter().map(|r| r.join().unwrap()).collect();
+    codes.sort();
+    assert_eq!(codes, [200, 200, 429]);
 }

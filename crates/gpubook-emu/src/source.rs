@@ -578,6 +578,37 @@ mod tests {
         rw("__global__ void run(int* p) {}\nstruct S { __device__ void run() {} };\n__global__ void k(int* p) { S s; s.run(); }\n");
     }
 
+    /// The rules added for whole programs and kernel calls refuse none of the repository's kernels.
+    #[test]
+    fn the_repositorys_kernels_are_not_refused_as_programs_or_kernel_calls() {
+        fn walk(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+            for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+                let p = e.path();
+                let name = e.file_name().to_string_lossy().into_owned();
+                if p.is_dir() && !name.starts_with('.') && name != "target" {
+                    walk(&p, out);
+                } else if name.ends_with(".cu") {
+                    out.push(p);
+                }
+            }
+        }
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let mut files = Vec::new();
+        for dir in ["kernels", "solutions", "exercises", "crates"] {
+            walk(&root.join(dir), &mut files);
+        }
+        assert!(files.len() > 20, "found only {} .cu files", files.len());
+        for f in files {
+            let text = std::fs::read_to_string(&f).unwrap();
+            let refused = match rewrite(&f, &text, &parse_kernels(&text)) {
+                Err(EmuError::Compile { message, .. }) => message.contains("must be configured").then_some(message),
+                Err(EmuError::Unsupported { feature, .. }) => feature.contains("host `main()`").then_some(feature),
+                _ => None,
+            };
+            assert!(refused.is_none(), "{}: {}", f.display(), refused.unwrap_or_default());
+        }
+    }
+
     #[test]
     fn line_paths_are_escaped() {
         let r = rewrite(Path::new("we\"ird\\x.cu"), "", &[]).unwrap();

@@ -36,7 +36,7 @@ impl Module {
     pub fn load_function(&self, name: &str) -> Result<Function> {
         let signature = gpubook_emu::find_kernel(&self.source.signatures, name).ok().map(|k| k.signature().clone());
         let inner = self.inner.function(name).map_err(|e| match e {
-            GpuError::Driver { .. } | GpuError::KernelNotFound { .. } => GpuError::KernelNotFound {
+            GpuError::KernelNotFound { .. } => GpuError::KernelNotFound {
                 name: name.into(),
                 file: PathBuf::from(self.source.display_path()),
                 available: self.source.kernel_names().join(", "),

@@ -25,6 +25,11 @@ pub fn run() -> anyhow::Result<ExitCode> {
         Ok((a, b)) => println!("{:<16} ok: {a}.{b}", "NVRTC"),
         Err(e) => println!("{:<16} not usable: {e}", "NVRTC"),
     }
+    // NVRTC's include path for cuda_fp16.h, cooperative_groups.h & co.
+    match probe::toolkit_headers() {
+        Ok(h) => println!("{:<16} ok: {} (found by {})", "CUDA headers", h.dirs[0].display(), h.found_by),
+        Err(e) => println!("{:<16} not found (kernels that include cuda_fp16.h & co. fail on a GPU): {e}", "CUDA headers"),
+    }
     // The emulator's own probe: finding the compiler and building its worker with it, so this
     // says "ok" exactly when the emulator can start.
     match gpubook::emu::probe_compiler(&gpubook::emu::EmuConfig::from_env()) {

@@ -19,6 +19,9 @@
 #define GPUBOOK_EMULATOR 1
 
 #include "device/abi.h"
+// Placement new (`new (buffer) T(...)`), which device code may use without an include; <new>
+// is small and has no STL behind it.
+#include <new>
 #include "device/vector_types.h"
 #include "device/builtins.h"
 #include "device/sync.h"

@@ -14,7 +14,7 @@ use crate::compile::{self, Runtime, Toolchain};
 use crate::config::{EmuConfig, Mode};
 use crate::counts::AccessCounts;
 use crate::error::{DiagClass, Diagnostic, EmuError, io_context};
-use crate::signature::{KernelSignature, parse_kernels};
+use crate::signature::{KernelRef, KernelSignature, find_kernel, parse_kernels};
 use crate::source::{self, Rewritten};
 use crate::symbolize;
 use crate::worker::{Failure, Reply, WireNote, Worker, describe_exit};
@@ -57,6 +57,9 @@ pub struct EmuModule {
     rewritten: Rewritten,
     kernels: Vec<KernelSignature>,
     builds: Mutex<Vec<(Mode, PathBuf)>>,
+    /// Template instantiations asked for by name (`reduce<256>`): this module's source with one
+    /// more entry point each, built on first use.
+    instances: Mutex<Vec<(String, Arc<EmuModule>)>>,
 }
 
 impl EmuModule {
@@ -65,8 +68,9 @@ impl EmuModule {
         &self.kernels
     }
 
+    /// The kernel `name` launches: a plain name or a template instantiation (`reduce<256>`).
     pub fn kernel(&self, name: &str) -> Option<&KernelSignature> {
-        self.kernels.iter().find(|k| k.name == name)
+        find_kernel(&self.kernels, name).ok().map(|k| k.signature())
     }
 
     /// The source path, as given at load.
@@ -245,20 +249,73 @@ impl EmuDevice {
             kernels: source.kernels.clone(),
             rewritten,
             builds: Mutex::new(Vec::new()),
+            instances: Mutex::new(Vec::new()),
         };
         self.build(&module, self.config.mode)?;
         Ok(Arc::new(module))
+    }
+
+    /// Checks that `name` names one kernel of `module` (a plain name, or a template
+    /// instantiation such as `reduce<256>`, which is compiled now, as NVRTC compiles a name
+    /// expression): what `cuModuleGetFunction` and a name expression do on a GPU.
+    pub fn load_kernel(&self, module: &EmuModule, name: &str) -> Result<(), EmuError> {
+        let (instance, _) = self.entry(module, name)?;
+        if let Some(m) = instance {
+            self.build(&m, self.config.mode)?;
+        }
+        Ok(())
+    }
+
+    /// The instance module (None: `module` itself) and entry symbol that launch `name`.
+    fn entry(&self, module: &EmuModule, name: &str) -> Result<(Option<Arc<EmuModule>>, String), EmuError> {
+        if let Some(symbol) = module.rewritten.symbol(name) {
+            return Ok((None, symbol.to_string()));
+        }
+        let at_file = |msg: String, line: Option<u32>| {
+            let mut d = Diagnostic::new(DiagClass::LaunchConfig, msg);
+            d.file = Some(module.path.clone());
+            d.line = line;
+            EmuError::Kernel(d)
+        };
+        let expr = match find_kernel(&module.kernels, name) {
+            Err(e) => return Err(at_file(e.to_string(), None)),
+            Ok(KernelRef::Template { expr, signature }) => (expr, signature.line),
+            // `ns::name`: exported under its plain name.
+            Ok(k) => match module.rewritten.symbol(&k.signature().name) {
+                Some(symbol) => return Ok((None, symbol.to_string())),
+                None => return Err(at_file(format!("`{name}` cannot be launched by the emulator"), Some(k.signature().line))),
+            },
+        };
+        let mut instances = module.instances.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some((_, m)) = instances.iter().find(|(e, _)| *e == expr.0) {
+            let symbol = m.rewritten.symbol(&expr.0).expect("an instance exports its expression").to_string();
+            return Ok((Some(m.clone()), symbol));
+        }
+        let rewritten = module.rewritten.with_instance(&module.path, expr.1, &expr.0);
+        let symbol = rewritten.symbol(&expr.0).expect("just added").to_string();
+        let m = Arc::new(EmuModule {
+            id: NEXT_MODULE_ID.fetch_add(1, Ordering::Relaxed),
+            path: module.path.clone(),
+            include_dirs: module.include_dirs.clone(),
+            kernels: module.kernels.clone(),
+            rewritten,
+            builds: Mutex::new(Vec::new()),
+            instances: Mutex::new(Vec::new()),
+        });
+        instances.push((expr.0, m.clone()));
+        Ok((Some(m), symbol))
     }
 
     /// Runs `kernel` of `module` over the grid. `args` holds each parameter's bytes as
     /// cuLaunchKernel's kernelParams would point at them (8 bytes for a device pointer).
     pub fn launch(&self, module: &EmuModule, kernel: &str, launch: &LaunchSpec, args: &[Vec<u8>]) -> Result<LaunchStats, EmuError> {
         let mode = launch.mode.unwrap_or(self.config.mode);
-        self.check_kernel(module, kernel)?;
+        let (instance, symbol) = self.entry(module, kernel)?;
+        let module = instance.as_deref().unwrap_or(module);
         let (so, rt) = self.build(module, mode)?;
 
         let threads = if mode == Mode::Fast { self.config.threads.max(1) } else { 1 };
-        let line = launch_line(module.load_id(mode), kernel, launch, mode, threads, args);
+        let line = launch_line(module.load_id(mode), &symbol, launch, mode, threads, args);
 
         let mut slot = self.worker.lock().unwrap_or_else(|p| p.into_inner());
         self.ready_worker(&mut slot, &rt)?;
@@ -471,35 +528,6 @@ impl EmuDevice {
             out.push_str(&format!(", at {}:{}", l.file.display(), l.line));
         }
         out
-    }
-
-    fn check_kernel<'m>(&self, module: &'m EmuModule, kernel: &str) -> Result<&'m KernelSignature, EmuError> {
-        let at_file = |msg: String| {
-            let mut d = Diagnostic::new(DiagClass::LaunchConfig, msg);
-            d.file = Some(module.path.clone());
-            EmuError::Kernel(d)
-        };
-        let Some(sig) = module.kernel(kernel) else {
-            let names: Vec<&str> = module.kernels.iter().map(|k| k.name.as_str()).collect();
-            return Err(at_file(format!(
-                "there is no kernel named `{kernel}` in this file (it defines {})",
-                if names.is_empty() { "no `__global__` function".to_string() } else { format!("`{}`", names.join("`, `")) }
-            )));
-        };
-        if !module.rewritten.exported.iter().any(|n| n == kernel) {
-            let mut d = Diagnostic::new(
-                DiagClass::LaunchConfig,
-                format!(
-                    "`{kernel}` is not declared `extern \"C\"`, so NVRTC gives it a C++ mangled name \
-                     and a GPU could not find it by this name either"
-                ),
-            );
-            d.file = Some(module.path.clone());
-            d.line = Some(sig.line);
-            d.notes.push(format!("write `extern \"C\" __global__ void {kernel}(...)`"));
-            return Err(EmuError::Kernel(d));
-        }
-        Ok(sig)
     }
 }
 

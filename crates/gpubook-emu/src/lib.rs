@@ -36,4 +36,4 @@ pub use config::{EmuConfig, Mode};
 pub use counts::{AccessCounts, BufferAccesses, GlobalAccesses, GlobalRequests, SharedAccesses, SharedRequests, ThreadAccesses};
 pub use device::{EmuDevice, EmuInfo, EmuModule, KernelSource, LaunchSpec, LaunchStats};
 pub use error::{DiagClass, Diagnostic, EmuError};
-pub use signature::{KernelSignature, Param, parse_kernels};
+pub use signature::{KernelLookupError, KernelRef, KernelSignature, Param, find_kernel, parse_kernels};

@@ -20,9 +20,117 @@ pub struct KernelSignature {
     pub line: u32,
     /// The parameters, in order.
     pub params: Vec<Param>,
-    /// Declared with C linkage (`extern "C"`, alone or as an `extern "C" { ... }` block): only
-    /// those keep their name through NVRTC, and only those the emulator exports.
+    /// Declared with C linkage (`extern "C"`, alone or as an `extern "C" { ... }` block): those
+    /// keep their name through NVRTC. Others are found through a name expression (`find_kernel`).
     pub c_linkage: bool,
+    /// `template <...>`'s parameter list as written (`typename T, int N`), for a template kernel:
+    /// it is launched by a name expression that gives the arguments (`reduce<float, 256>`).
+    pub template_params: Option<String>,
+    /// The enclosing named namespaces, `a::b` (empty at file scope): C++ names are qualified.
+    pub namespace: String,
+}
+
+impl KernelSignature {
+    /// The name as C++ spells it from file scope: `ns::name`.
+    pub fn qualified_name(&self) -> String {
+        if self.namespace.is_empty() { self.name.clone() } else { format!("{}::{}", self.namespace, self.name) }
+    }
+}
+
+/// How a name given to `load_function` names a kernel of a file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum KernelRef<'a> {
+    /// An `extern "C"` kernel: its symbol is its name.
+    CLinkage(&'a KernelSignature),
+    /// A C++-linkage kernel named by its plain name, the only kernel with that name: found through
+    /// the name expression `expr` (its qualified name).
+    Cpp { signature: &'a KernelSignature, expr: String },
+    /// An instantiation of a template kernel, `reduce<256>`: `expr` is the name expression.
+    Template { signature: &'a KernelSignature, expr: String },
+}
+
+impl<'a> KernelRef<'a> {
+    pub fn signature(&self) -> &'a KernelSignature {
+        match self {
+            KernelRef::CLinkage(s) | KernelRef::Cpp { signature: s, .. } | KernelRef::Template { signature: s, .. } => s,
+        }
+    }
+}
+
+/// Why a name does not name exactly one kernel; `Display` says what to write instead.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum KernelLookupError {
+    /// No kernel has this name; `available` lists what the file defines.
+    NotFound { name: String, available: Vec<String> },
+    /// Several overloads share the name.
+    Ambiguous { name: String, overloads: Vec<String> },
+    /// A template kernel named without its arguments.
+    NeedsTemplateArguments { name: String, template: String },
+    /// Template arguments given to a kernel that is not a template.
+    NotATemplate { name: String, signature: String },
+}
+
+impl fmt::Display for KernelLookupError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            KernelLookupError::NotFound { name, available } if available.is_empty() => {
+                write!(f, "there is no kernel named `{name}`: the file defines no `__global__` function")
+            }
+            KernelLookupError::NotFound { name, available } => {
+                write!(f, "there is no kernel named `{name}` (the file defines `{}`)", available.join("`, `"))
+            }
+            KernelLookupError::Ambiguous { name, overloads } => write!(
+                f,
+                "`{name}` is ambiguous: {} kernels have that name ({}); give them different names, or \
+                 declare the one to launch `extern \"C\"`",
+                overloads.len(),
+                overloads.iter().map(|o| format!("`{o}`")).collect::<Vec<_>>().join(", ")
+            ),
+            KernelLookupError::NeedsTemplateArguments { name, template } => write!(
+                f,
+                "`{name}` is a template kernel (`template <{template}>`): name the instantiation to \
+                 launch with its arguments, e.g. `load_function(\"{name}<...>\")`"
+            ),
+            KernelLookupError::NotATemplate { name, signature } => {
+                write!(f, "`{name}` gives template arguments, but `{signature}` is not a template kernel")
+            }
+        }
+    }
+}
+
+impl std::error::Error for KernelLookupError {}
+
+/// Resolves a name given to `load_function`: a kernel's plain name (C or C++ linkage, when only
+/// one kernel has it) or a template instantiation (`reduce<float, 256>`). Both backends use it,
+/// so they accept and refuse the same names.
+pub fn find_kernel<'a>(kernels: &'a [KernelSignature], name: &str) -> Result<KernelRef<'a>, KernelLookupError> {
+    let name = name.trim();
+    let (base, has_args) = match name.find('<') {
+        Some(at) => (name[..at].trim(), true),
+        None => (name, false),
+    };
+    let matches: Vec<&KernelSignature> = kernels.iter().filter(|k| k.name == base || k.qualified_name() == base).collect();
+    let signature = match matches.as_slice() {
+        [] => {
+            let available = kernels.iter().map(|k| k.name.clone()).collect();
+            return Err(KernelLookupError::NotFound { name: name.to_string(), available });
+        }
+        [one] => *one,
+        many => {
+            let overloads = many.iter().map(|k| k.to_string()).collect();
+            return Err(KernelLookupError::Ambiguous { name: name.to_string(), overloads });
+        }
+    };
+    match (&signature.template_params, has_args) {
+        (Some(_), true) => {
+            let args = &name[name.find('<').expect("has_args")..];
+            Ok(KernelRef::Template { signature, expr: format!("{}{args}", signature.qualified_name()) })
+        }
+        (Some(t), false) => Err(KernelLookupError::NeedsTemplateArguments { name: name.to_string(), template: t.clone() }),
+        (None, true) => Err(KernelLookupError::NotATemplate { name: name.to_string(), signature: signature.to_string() }),
+        (None, false) if signature.c_linkage => Ok(KernelRef::CLinkage(signature)),
+        (None, false) => Ok(KernelRef::Cpp { signature, expr: signature.qualified_name() }),
+    }
 }
 
 /// One kernel parameter.
@@ -72,20 +180,33 @@ pub fn parse_kernels(source: &str) -> Vec<KernelSignature> {
     // Directives are never part of a signature; string tokens stay, for `extern "C"`.
     let tokens: Vec<Token> = tokenize(source).into_iter().filter(|t| t.kind != Kind::Directive).collect();
     let mut kernels: Vec<KernelSignature> = Vec::new();
-    // One entry per open `{`: whether it opened an `extern "C" { ... }` block.
-    let mut braces: Vec<bool> = Vec::new();
+    // One entry per open `{`: what it opened.
+    let mut braces: Vec<Brace> = Vec::new();
     let mut i = 0;
     while i < tokens.len() {
         let t = &tokens[i];
         if t.is_punct('{') {
-            braces.push(i >= 2 && is_extern_c(&tokens[i - 2..i]));
+            braces.push(if i >= 2 && is_extern_c(&tokens[i - 2..i]) {
+                Brace::ExternC
+            } else if i >= 2 && tokens[i - 2].is_ident("namespace") && tokens[i - 1].kind == Kind::Ident {
+                Brace::Namespace(tokens[i - 1].text)
+            } else {
+                Brace::Other
+            });
         } else if t.is_punct('}') {
             braces.pop();
         } else if t.is_ident("__global__")
             && let Some((mut sig, next)) = parse_definition(&tokens, i + 1)
         {
-            sig.c_linkage = braces.contains(&true) || (i >= 2 && is_extern_c(&tokens[i - 2..i]));
-            if !kernels.iter().any(|k| k.name == sig.name) {
+            let before = &tokens[..i];
+            let qualifiers = before.iter().rev().take_while(|t| is_decl_qualifier(t)).count();
+            let head = &before[..before.len() - qualifiers];
+            sig.c_linkage = braces.contains(&Brace::ExternC) || (head.len() >= 2 && is_extern_c(&head[head.len() - 2..]));
+            sig.template_params = template_params(head);
+            let names: Vec<&str> = braces.iter().filter_map(|b| if let Brace::Namespace(n) = b { Some(*n) } else { None }).collect();
+            sig.namespace = names.join("::");
+            // A kernel defined twice (in two `#if` branches) is one kernel; overloads are kept.
+            if !kernels.iter().any(|k| k.name == sig.name && k.params == sig.params && k.namespace == sig.namespace) {
                 kernels.push(sig);
             }
             i = next;
@@ -94,6 +215,43 @@ pub fn parse_kernels(source: &str) -> Vec<KernelSignature> {
         i += 1;
     }
     kernels
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Brace<'a> {
+    ExternC,
+    Namespace(&'a str),
+    Other,
+}
+
+/// Words that may stand between `template <...>` / `extern "C"` and `__global__`.
+fn is_decl_qualifier(t: &Token) -> bool {
+    t.kind == Kind::Ident && matches!(t.text, "static" | "inline" | "__forceinline__" | "__noinline__" | "__host__" | "__device__")
+}
+
+/// `template <typename T, int N>` ending `head` → `typename T, int N`.
+fn template_params(head: &[Token]) -> Option<String> {
+    if !head.last()?.is_punct('>') {
+        return None;
+    }
+    let mut depth = 0i32;
+    for j in (0..head.len()).rev() {
+        match head[j].kind {
+            Kind::Punct('>') => depth += 1,
+            Kind::Punct('<') => {
+                depth -= 1;
+                if depth == 0 {
+                    if j >= 1 && head[j - 1].is_ident("template") {
+                        let inner: Vec<&Token> = head[j + 1..head.len() - 1].iter().collect();
+                        return Some(join_tokens(&inner));
+                    }
+                    return None;
+                }
+            }
+            _ => {}
+        }
+    }
+    None
 }
 
 fn is_extern_c(two: &[Token]) -> bool {
@@ -131,7 +289,15 @@ fn parse_definition(tokens: &[Token], start: usize) -> Option<(KernelSignature, 
         return None;
     }
     let params = split_params(&tokens[i + 1..close - 1]);
-    Some((KernelSignature { name: name.text.to_string(), line: name.line, params, c_linkage: false }, close))
+    let sig = KernelSignature {
+        name: name.text.to_string(),
+        line: name.line,
+        params,
+        c_linkage: false,
+        template_params: None,
+        namespace: String::new(),
+    };
+    Some((sig, close))
 }
 
 /// Given the index of an opening `(`, returns the index just after its matching `)`.
@@ -393,6 +559,34 @@ later(float* x, int n)
         let k: Vec<(String, bool)> = parse_kernels(src).into_iter().map(|k| (k.name, k.c_linkage)).collect();
         let expect = [("a", true), ("b", false), ("c", true), ("d", false)];
         assert_eq!(k, expect.map(|(n, c)| (n.to_string(), c)));
+    }
+
+    #[test]
+    fn templates_overloads_namespaces_and_lookup() {
+        let src = "template <typename T, int BLOCK>\n__global__ void reduce(const T* in, T* out) {}\n\
+                   __global__ void scale(float* x) {}\n__global__ void scale(double* x) {}\n\
+                   namespace ops { namespace inner {\nstatic __global__ void fill(int* x) {}\n} }\n\
+                   extern \"C\" __global__ void plain(int* x) {}\n";
+        let k = parse_kernels(src);
+        assert_eq!(k.len(), 5, "{k:?}");
+        assert_eq!(k[0].template_params.as_deref(), Some("typename T, int BLOCK"));
+        assert_eq!(k[3].qualified_name(), "ops::inner::fill");
+        assert!(k[4].c_linkage && k[4].template_params.is_none());
+
+        let expr = |name: &str| match find_kernel(&k, name) {
+            Ok(KernelRef::Template { expr, .. } | KernelRef::Cpp { expr, .. }) => expr,
+            other => panic!("{name}: {other:?}"),
+        };
+        assert_eq!(expr("reduce<float, 256>"), "reduce<float, 256>");
+        assert_eq!(expr("fill"), "ops::inner::fill");
+        assert_eq!(expr("ops::inner::fill"), "ops::inner::fill");
+        assert!(matches!(find_kernel(&k, "plain"), Ok(KernelRef::CLinkage(s)) if s.name == "plain"));
+        let err = |name: &str| find_kernel(&k, name).unwrap_err().to_string();
+        let e = err("scale");
+        assert!(e.contains("ambiguous") && e.contains("`scale(float* x)`") && e.contains("`scale(double* x)`"), "{e}");
+        assert!(err("reduce").contains("template <typename T, int BLOCK>"), "{}", err("reduce"));
+        assert!(err("plain<1>").contains("not a template"));
+        assert!(err("nope").contains("`reduce`, `scale`, `scale`, `fill`, `plain`"), "{}", err("nope"));
     }
 
     #[test]

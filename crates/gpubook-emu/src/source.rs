@@ -10,14 +10,48 @@ use std::path::Path;
 
 use crate::error::EmuError;
 use crate::lex::{Kind, Token, tokenize};
-use crate::signature::KernelSignature;
+use crate::signature::{KernelSignature, find_kernel};
 
 /// The rewritten source, ready for the compiler.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Rewritten {
     pub text: String,
-    /// Kernels with C linkage, exported through `GPUBOOK_EXPORT_KERNEL`.
-    pub exported: Vec<String>,
+    /// Kernels a launch can name, each exported through `GPUBOOK_EXPORT_KERNEL_AS`.
+    pub exported: Vec<Export>,
+}
+
+/// A kernel entry point the worker finds with dlsym: `__gpubook_kernel_<symbol>`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Export {
+    /// What `load_function` was given: `vector_add`, `reduce<256>`.
+    pub name: String,
+    /// The C identifier the entry point is named by.
+    pub symbol: String,
+}
+
+impl Rewritten {
+    pub fn symbol(&self, name: &str) -> Option<&str> {
+        self.exported.iter().find(|e| e.name == name).map(|e| e.symbol.as_str())
+    }
+
+    /// The same module with one more entry point, for the template instantiation `expr` of the
+    /// kernel defined at `line` (what NVRTC's name expressions do on a GPU).
+    pub fn with_instance(&self, path: &Path, line: u32, expr: &str) -> Rewritten {
+        let symbol = instance_symbol(expr);
+        let mut text = self.text.clone();
+        text.push_str(&format!("#line {line} {}\nGPUBOOK_EXPORT_KERNEL_AS({symbol}, {expr})\n", quoted(path)));
+        let mut exported = self.exported.clone();
+        exported.push(Export { name: expr.to_string(), symbol });
+        Rewritten { text, exported }
+    }
+}
+
+/// `reduce<float, 256>` → `reduce_float__256_<hash>`: a C identifier, distinct per expression.
+fn instance_symbol(expr: &str) -> String {
+    let readable: String = expr.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '_' }).collect();
+    // FNV-1a: two expressions that read the same once sanitised (`a<1>` and `a(1)`) still differ.
+    let hash = expr.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ b as u64).wrapping_mul(0x0100_0000_01b3));
+    format!("{readable}_{:08x}", hash as u32)
 }
 
 /// CUDA headers whose contents gpubook_device.h already provides: the include is dropped.
@@ -25,9 +59,8 @@ const PROVIDED_HEADERS: &[&str] = &["cuda_runtime.h", "cuda.h", "cuda_runtime_ap
 
 /// Headers the emulator cannot offer, with what a learner would call the feature.
 const UNSUPPORTED_HEADERS: &[(&str, &str)] = &[
-    ("cuda_fp16.h", "half precision (`#include <cuda_fp16.h>`)"),
-    ("cuda_bf16.h", "bfloat16 (`#include <cuda_bf16.h>`)"),
-    ("cooperative_groups", "cooperative groups (`#include <cooperative_groups.h>`)"),
+    ("cooperative_groups/memcpy_async.h", "cooperative groups' asynchronous copies (`cooperative_groups/memcpy_async.h`)"),
+    ("cooperative_groups/scan.h", "cooperative groups' scans (`cooperative_groups/scan.h`)"),
     ("mma.h", "tensor-core matrix operations (`#include <mma.h>`)"),
     ("cub/", "CUB (`#include <cub/...>`)"),
     ("thrust/", "Thrust (`#include <thrust/...>`)"),
@@ -37,11 +70,7 @@ const UNSUPPORTED_HEADERS: &[(&str, &str)] = &[
 
 /// Identifiers that mean an unsupported feature wherever they appear in code.
 const UNSUPPORTED_WORDS: &[(&str, &str)] = &[
-    ("cooperative_groups", "cooperative groups"),
-    ("__half", "half precision (`__half`)"),
-    ("__half2", "half precision (`__half2`)"),
-    ("__nv_bfloat16", "bfloat16 (`__nv_bfloat16`)"),
-    ("__nv_bfloat162", "bfloat16 (`__nv_bfloat162`)"),
+    ("this_grid", "grid groups (`cooperative_groups::this_grid`, which need a cooperative launch)"),
     ("nvcuda", "tensor-core matrix operations (`nvcuda::wmma`)"),
     ("cudaTextureObject_t", "texture objects (`cudaTextureObject_t`)"),
     ("cudaSurfaceObject_t", "surface objects (`cudaSurfaceObject_t`)"),
@@ -52,13 +81,17 @@ const UNSUPPORTED_WORDS: &[(&str, &str)] = &[
     ("surf2Dread", "surface memory (`surf2Dread`)"),
     ("surf2Dwrite", "surface memory (`surf2Dwrite`)"),
     ("asm", "inline PTX assembly (`asm`)"),
+    ("__asm__", "inline PTX assembly (`__asm__`)"),
+    ("__asm", "inline PTX assembly (`__asm`)"),
 ];
 
 /// Rewrites `text` (the contents of `path`, which is what messages and `#line` will show);
 /// `kernels` are its `__global__` functions (`parse_kernels`, read once by whoever loads it).
 pub(crate) fn rewrite(path: &Path, text: &str, kernels: &[KernelSignature]) -> Result<Rewritten, EmuError> {
     let tokens = tokenize(text);
+    check_host_program(path, &tokens)?;
     check_supported(path, &tokens)?;
+    check_no_kernel_calls(path, &tokens, kernels)?;
     let mut out = String::with_capacity(text.len() + 256);
     out.push_str(&format!("#line 1 {}\n", quoted(path)));
     let mut copied = 0; // bytes of `text` already emitted
@@ -123,11 +156,16 @@ pub(crate) fn rewrite(path: &Path, text: &str, kernels: &[KernelSignature]) -> R
     }
     let mut exported = Vec::new();
     for kernel in kernels {
-        if kernel.c_linkage {
-            // Errors in the trampoline (an argument type it cannot unpack) point at the kernel.
-            out.push_str(&format!("#line {} {}\nGPUBOOK_EXPORT_KERNEL({})\n", kernel.line, quoted(path), kernel.name));
-            exported.push(kernel.name.clone());
+        // Kernels a plain name launches (C linkage, or C++ linkage without overloads); template
+        // kernels get theirs when an instantiation is asked for (`with_instance`).
+        let Ok(found) = find_kernel(kernels, &kernel.name) else { continue };
+        if found.signature() != kernel || kernel.template_params.is_some() {
+            continue;
         }
+        // Errors in the trampoline (an argument type it cannot unpack) point at the kernel.
+        let expr = kernel.qualified_name();
+        out.push_str(&format!("#line {} {}\nGPUBOOK_EXPORT_KERNEL_AS({}, {expr})\n", kernel.line, quoted(path), kernel.name));
+        exported.push(Export { name: kernel.name.clone(), symbol: kernel.name.clone() });
     }
     Ok(Rewritten { text: out, exported })
 }
@@ -288,6 +326,69 @@ fn included_header(directive: &str) -> Option<&str> {
     inner.or_else(|| rest.strip_prefix('"').and_then(|r| r.split('"').next())).map(str::trim)
 }
 
+/// A whole CUDA program (host `main()` and all) is not a kernel file: say so, before its
+/// `<<<...>>>` launches read as dynamic parallelism.
+fn check_host_program(path: &Path, tokens: &[Token]) -> Result<(), EmuError> {
+    let mut depth = 0usize;
+    for (i, t) in tokens.iter().enumerate() {
+        match t.kind {
+            Kind::Punct('{') => depth += 1,
+            Kind::Punct('}') => depth = depth.saturating_sub(1),
+            Kind::Ident
+                if depth == 0
+                    && t.text == "main"
+                    && tokens.get(i + 1).is_some_and(|n| n.is_punct('('))
+                    && i >= 1
+                    && matches!(tokens[i - 1].text, "int" | "void") =>
+            {
+                let feature = format!(
+                    "a whole CUDA program: this file has a host `main()` (line {}); the emulator compiles \
+                     kernel files as NVRTC does. Keep the `__global__` functions (and what they call) in \
+                     a .cu of their own and launch them from Rust",
+                    t.line
+                );
+                return Err(EmuError::Unsupported { feature, file: path.to_path_buf(), line: t.line });
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// nvcc refuses a `__global__` function called like a function from device code ("a
+/// __global__ function call must be configured"); so does the emulator, where it would run.
+fn check_no_kernel_calls(path: &Path, tokens: &[Token], kernels: &[KernelSignature]) -> Result<(), EmuError> {
+    let mut scopes: Vec<Scope> = Vec::new();
+    for (i, t) in tokens.iter().enumerate() {
+        match t.kind {
+            Kind::Punct('{') => scopes.push(classify_brace(&tokens[..i], &scopes)),
+            Kind::Punct('}') => {
+                scopes.pop();
+            }
+            Kind::Ident if scopes.contains(&Scope::Code) && tokens.get(i + 1).is_some_and(|n| n.is_punct('(')) => {
+                // `s.run(`, `p->run(`, `cg::reduce(`: another function of that name.
+                let member = i >= 1 && matches!(tokens[i - 1].kind, Kind::Punct('.' | '>' | ':'));
+                if !member && let Some(k) = kernels.iter().find(|k| k.name == t.text) {
+                    return Err(EmuError::Compile {
+                        file: path.to_path_buf(),
+                        line: Some(t.line),
+                        message: format!(
+                            "a __global__ function call must be configured: `{}(...)` calls the kernel \
+                             defined at line {} from device code, which nvcc and NVRTC reject too (launch \
+                             it from the host; to share its code, move it into a `__device__` function \
+                             both call)",
+                            t.text, k.line
+                        ),
+                        log: String::new(),
+                    });
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
 /// The first feature the emulator does not model, as an `Unsupported` error.
 fn check_supported(path: &Path, tokens: &[Token]) -> Result<(), EmuError> {
     let unsupported =
@@ -310,12 +411,17 @@ fn check_supported(path: &Path, tokens: &[Token]) -> Result<(), EmuError> {
                     return unsupported("texture references (`texture<...>`)", t.line);
                 }
             }
-            // `kernel<<<grid, block>>>(...)` inside a .cu compiled for the device.
+            // `kernel<<<grid, block>>>(...)` in a .cu without a host main(): device code.
             Kind::Punct('<')
                 if tokens.get(i + 1).is_some_and(|n| n.is_punct('<') && n.start == t.start + 1)
                     && tokens.get(i + 2).is_some_and(|n| n.is_punct('<') && n.start == t.start + 2) =>
             {
-                return unsupported("launching a kernel from device code (dynamic parallelism, `<<<...>>>`)", t.line);
+                return unsupported(
+                    "a `<<<...>>>` launch: from device code that is dynamic parallelism; host code (a \
+                     function that launches kernels) is not compiled by the emulator, which runs the \
+                     kernels Rust launches",
+                    t.line,
+                );
             }
             _ => {}
         }
@@ -338,6 +444,10 @@ mod tests {
         rewrite(Path::new("k/t.cu"), src, &parse_kernels(src)).unwrap()
     }
 
+    fn names(r: &Rewritten) -> Vec<&str> {
+        r.exported.iter().map(|e| e.name.as_str()).collect()
+    }
+
     /// The rewritten body without the leading `#line` and the trailing exports.
     fn body(r: &Rewritten) -> &str {
         let t = r.text.strip_prefix("#line 1 \"k/t.cu\"\n").unwrap();
@@ -350,9 +460,9 @@ mod tests {
                    \x20   int i = blockIdx.x * blockDim.x + threadIdx.x;\n\
                    \x20   if (i < n) c[i] = a[i];\n}\n";
         let r = rw(src);
-        assert_eq!(r.exported, ["vector_add"]);
+        assert_eq!(names(&r), ["vector_add"]);
         assert_eq!(body(&r), src);
-        assert!(r.text.ends_with("#line 1 \"k/t.cu\"\nGPUBOOK_EXPORT_KERNEL(vector_add)\n"), "{}", r.text);
+        assert!(r.text.ends_with("#line 1 \"k/t.cu\"\nGPUBOOK_EXPORT_KERNEL_AS(vector_add, vector_add)\n"), "{}", r.text);
     }
 
     #[test]
@@ -403,11 +513,21 @@ mod tests {
     }
 
     #[test]
-    fn only_c_linkage_kernels_are_exported() {
-        let src = "__global__ void mangled(int* p) {}\nextern \"C\" {\n__global__ void a(int* p) {}\n__global__ void b() {}\n}\n";
+    fn kernels_a_plain_name_launches_are_exported() {
+        let src = "__global__ void cpp(int* p) {}\nextern \"C\" {\n__global__ void a(int* p) {}\n__global__ void b() {}\n}\n\
+                   __global__ void o(int* p) {}\n__global__ void o(float* p) {}\n\
+                   template <int N> __global__ void t(int* p) {}\nnamespace ns { __global__ void q() {} }\n";
         let r = rw(src);
-        assert_eq!(r.exported, ["a", "b"]);
-        assert!(r.text.contains("#line 3 \"k/t.cu\"\nGPUBOOK_EXPORT_KERNEL(a)\n#line 4 \"k/t.cu\"\nGPUBOOK_EXPORT_KERNEL(b)\n"));
+        assert_eq!(names(&r), ["cpp", "a", "b", "q"]);
+        assert!(
+            r.text.contains("#line 3 \"k/t.cu\"\nGPUBOOK_EXPORT_KERNEL_AS(a, a)\n#line 4 \"k/t.cu\"\nGPUBOOK_EXPORT_KERNEL_AS(b, b)\n")
+        );
+        assert!(r.text.contains("GPUBOOK_EXPORT_KERNEL_AS(q, ns::q)"), "{}", r.text);
+        let inst = r.with_instance(Path::new("k/t.cu"), 8, "t<4>");
+        let sym = inst.symbol("t<4>").unwrap();
+        assert!(sym.starts_with("t_4__") && sym.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'), "{sym}");
+        assert!(inst.text.ends_with(&format!("#line 8 \"k/t.cu\"\nGPUBOOK_EXPORT_KERNEL_AS({sym}, t<4>)\n")));
+        assert_ne!(instance_symbol("a<1>"), instance_symbol("a(1)"));
     }
 
     #[test]
@@ -420,13 +540,15 @@ mod tests {
     #[test]
     fn unsupported_features_are_named() {
         let cases = [
-            ("#include <cuda_fp16.h>\n", 1, "half precision"),
-            ("\n#include <cooperative_groups.h>\n", 2, "cooperative groups"),
-            ("__global__ void k() {\n  namespace cg = cooperative_groups;\n}", 2, "cooperative groups"),
+            ("\n#include <cooperative_groups/memcpy_async.h>\n", 2, "asynchronous copies"),
+            ("__global__ void k() {\n  auto g = cg::this_grid();\n}", 2, "grid groups"),
             ("texture<float, 1> t;\n", 1, "texture references"),
             ("__global__ void k(cudaTextureObject_t t) {}", 1, "texture objects"),
             ("__global__ void k() {\n\n  child<<<1, 1>>>();\n}", 3, "dynamic parallelism"),
             ("__global__ void k() { asm(\"trap;\"); }", 1, "inline PTX"),
+            ("__global__ void k() {\n  asm volatile(\"trap;\");\n}", 2, "inline PTX assembly (`asm`)"),
+            ("__device__ int f() { int x; __asm__(\"mov.u32 %0, 1;\" : \"=r\"(x)); return x; }", 1, "`__asm__`"),
+            ("__global__ void k(int* p) { p[0] = 1; }\n\nint main() {\n  k<<<1, 1>>>(0);\n}\n", 3, "host `main()` (line 3)"),
         ];
         for (src, want_line, want) in cases {
             match rewrite(Path::new("k/t.cu"), src, &parse_kernels(src)) {
@@ -440,6 +562,51 @@ mod tests {
         }
         // Look-alikes are fine: a shift, a comment, a string, a variable named `texture`.
         rw("// tex2D<<<\nint a = 1 << 2; const char* s = \"<<<\"; float texture = 1;");
+    }
+
+    #[test]
+    fn a_kernel_called_from_a_kernel_is_rejected_as_nvcc_does() {
+        let src = "__global__ void inner(int* p) { p[0] = 1; }\n__global__ void outer(int* p) {\n  inner(p);\n}\n";
+        match rewrite(Path::new("k/t.cu"), src, &parse_kernels(src)) {
+            Err(EmuError::Compile { line, message, .. }) => {
+                assert_eq!(line, Some(3));
+                assert!(message.starts_with("a __global__ function call must be configured"), "{message}");
+            }
+            other => panic!("{other:?}"),
+        }
+        // A member call or a device function of another name is fine.
+        rw("__global__ void run(int* p) {}\nstruct S { __device__ void run() {} };\n__global__ void k(int* p) { S s; s.run(); }\n");
+    }
+
+    /// The rules added for whole programs and kernel calls refuse none of the repository's kernels.
+    #[test]
+    fn the_repositorys_kernels_are_not_refused_as_programs_or_kernel_calls() {
+        fn walk(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+            for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+                let p = e.path();
+                let name = e.file_name().to_string_lossy().into_owned();
+                if p.is_dir() && !name.starts_with('.') && name != "target" {
+                    walk(&p, out);
+                } else if name.ends_with(".cu") {
+                    out.push(p);
+                }
+            }
+        }
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let mut files = Vec::new();
+        for dir in ["kernels", "solutions", "exercises", "crates"] {
+            walk(&root.join(dir), &mut files);
+        }
+        assert!(files.len() > 20, "found only {} .cu files", files.len());
+        for f in files {
+            let text = std::fs::read_to_string(&f).unwrap();
+            let refused = match rewrite(&f, &text, &parse_kernels(&text)) {
+                Err(EmuError::Compile { message, .. }) => message.contains("must be configured").then_some(message),
+                Err(EmuError::Unsupported { feature, .. }) => feature.contains("host `main()`").then_some(feature),
+                _ => None,
+            };
+            assert!(refused.is_none(), "{}: {}", f.display(), refused.unwrap_or_default());
+        }
     }
 
     #[test]

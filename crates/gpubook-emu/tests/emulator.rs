@@ -177,12 +177,12 @@ fn compile_errors_point_at_the_learners_line() {
 #[test]
 fn unsupported_features_are_named_with_their_line() {
     let dev = device();
-    match dev.load_module(&kernel("half.cu")) {
+    match dev.load_module(&kernel("wmma.cu")) {
         Err(e @ EmuError::Unsupported { .. }) => {
             println!("{e}");
             let EmuError::Unsupported { feature, line, .. } = e else { unreachable!() };
             assert_eq!(line, 3);
-            assert!(feature.contains("half precision"), "{feature}");
+            assert!(feature.contains("tensor-core"), "{feature}");
         }
         other => panic!("{other:?}"),
     }

@@ -12,6 +12,11 @@
 #define __noinline__ __attribute__((noinline))
 #define __launch_bounds__(...)
 #define __grid_constant__
+// `struct __align__(16) Pair { float a, b, c, d; };`
+#define __align__(n) __attribute__((aligned(n)))
+#define __builtin_align__(n) __attribute__((aligned(n)))
+#define __device_builtin__
+#define __cudart_builtin__
 // __restrict__ is already a g++/clang keyword.
 
 namespace gpubook {

@@ -16,7 +16,8 @@ static __forceinline__ void __brkpt() { gpubook_rt_trap(); }
 
 // clock() is the C library's (same type as glibc's declaration); clock64() reads the
 // CPU's cycle counter.
-extern "C" long clock(void) noexcept;
+typedef long clock_t; // glibc's type, so <time.h> may be included too
+extern "C" clock_t clock(void) noexcept;
 static __forceinline__ long long clock64() {
 #if defined(__x86_64__)
     return (long long)__builtin_ia32_rdtsc();

@@ -25,10 +25,14 @@ template <class... P> static constexpr int arity(void (*)(P...)) { return sizeof
 } // namespace detail
 } // namespace gpubook
 
-#define GPUBOOK_EXPORT_KERNEL(NAME)                                                         \
-    extern "C" void __gpubook_kernel_##NAME(void** args) {                                  \
-        ::gpubook::detail::call_kernel(NAME, args);                                         \
+// GPUBOOK_EXPORT_KERNEL_AS(SYMBOL, EXPRESSION...): the entry point `__gpubook_kernel_SYMBOL`
+// for the kernel EXPRESSION names: a plain name, `ns::name`, or a template instantiation
+// `reduce<float, 256>` (variadic, for the commas).
+#define GPUBOOK_EXPORT_KERNEL_AS(SYMBOL, ...)                                               \
+    extern "C" void __gpubook_kernel_##SYMBOL(void** args) {                                \
+        ::gpubook::detail::call_kernel(&__VA_ARGS__, args);                                 \
     }                                                                                       \
-    extern "C" const int __gpubook_kernel_arity_##NAME = ::gpubook::detail::arity(NAME);
+    extern "C" const int __gpubook_kernel_arity_##SYMBOL = ::gpubook::detail::arity(&__VA_ARGS__);
+#define GPUBOOK_EXPORT_KERNEL(NAME) GPUBOOK_EXPORT_KERNEL_AS(NAME, NAME)
 
 #endif

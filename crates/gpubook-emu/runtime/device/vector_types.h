@@ -19,7 +19,8 @@
     }
 
 // Alignments follow CUDA's vector_types.h: 2- and 4-element vectors are aligned to their
-// size (up to 16 bytes), 3-element vectors to their scalar.
+// size (up to 16 bytes: double4 and longlong4 are 16-byte aligned), 3-element vectors to their
+// scalar. uint3 is defined below, with dim3.
 GPUBOOK_VEC1(char1, signed char, 1)   GPUBOOK_VEC2(char2, signed char, 2)
 GPUBOOK_VEC3(char3, signed char, 1)   GPUBOOK_VEC4(char4, signed char, 4)
 GPUBOOK_VEC1(uchar1, unsigned char, 1) GPUBOOK_VEC2(uchar2, unsigned char, 2)
@@ -33,13 +34,17 @@ GPUBOOK_VEC3(int3, int, 4)            GPUBOOK_VEC4(int4, int, 16)
 GPUBOOK_VEC1(uint1, unsigned, 4)      GPUBOOK_VEC2(uint2, unsigned, 8)
 GPUBOOK_VEC4(uint4, unsigned, 16)
 GPUBOOK_VEC1(long1, long, 8)          GPUBOOK_VEC2(long2, long, 16)
+GPUBOOK_VEC3(long3, long, 8)          GPUBOOK_VEC4(long4, long, 16)
 GPUBOOK_VEC1(ulong1, unsigned long, 8) GPUBOOK_VEC2(ulong2, unsigned long, 16)
+GPUBOOK_VEC3(ulong3, unsigned long, 8) GPUBOOK_VEC4(ulong4, unsigned long, 16)
 GPUBOOK_VEC1(longlong1, long long, 8) GPUBOOK_VEC2(longlong2, long long, 16)
+GPUBOOK_VEC3(longlong3, long long, 8) GPUBOOK_VEC4(longlong4, long long, 16)
 GPUBOOK_VEC1(ulonglong1, unsigned long long, 8) GPUBOOK_VEC2(ulonglong2, unsigned long long, 16)
+GPUBOOK_VEC3(ulonglong3, unsigned long long, 8) GPUBOOK_VEC4(ulonglong4, unsigned long long, 16)
 GPUBOOK_VEC1(float1, float, 4)        GPUBOOK_VEC2(float2, float, 8)
 GPUBOOK_VEC3(float3, float, 4)        GPUBOOK_VEC4(float4, float, 16)
 GPUBOOK_VEC1(double1, double, 8)      GPUBOOK_VEC2(double2, double, 16)
-GPUBOOK_VEC3(double3, double, 8)
+GPUBOOK_VEC3(double3, double, 8)      GPUBOOK_VEC4(double4, double, 16)
 
 // uint3 is what threadIdx and blockIdx are; dim3 is what blockDim and gridDim are, and
 // defaults missing dimensions to 1 as CUDA's does.

@@ -5,10 +5,10 @@
 
 namespace gpubook {
 namespace device {
-// Shuffles move any 4- or 8-byte value as raw bits.
+// Shuffles move any value of up to 8 bytes as raw bits.
 template <class T>
 static __forceinline__ T shuffle(int op, unsigned mask, T v, int arg, int width) {
-    static_assert(sizeof(T) == 4 || sizeof(T) == 8, "shuffle of a 4- or 8-byte type");
+    static_assert(sizeof(T) <= 8, "shuffle of a type of at most 8 bytes");
     uint64_t bits = 0;
     __builtin_memcpy(&bits, &v, sizeof(T));
     bits = gpubook_rt_warp(op, mask, bits, arg, width);

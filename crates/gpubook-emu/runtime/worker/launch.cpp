@@ -66,10 +66,9 @@ std::string config_error(const LaunchRequest& r) {
             return format("grid_dim.%c = %u is over the GPU's limit of %llu.", axis[i], r.grid[i],
                           (unsigned long long)kMaxGridDim[i]);
     }
-    if (r.dynamic_shared_bytes > kSharedMemoryLimit)
-        return format("shared_mem_bytes = %llu is over the %zu bytes of shared memory a block may use without "
-                      "opting in.",
-                      (unsigned long long)r.dynamic_shared_bytes, kSharedMemoryLimit);
+    if (r.dynamic_shared_bytes > kSharedMemoryOptInLimit)
+        return format("shared_mem_bytes = %llu is over the %zu bytes of shared memory any GPU gives a block.",
+                      (unsigned long long)r.dynamic_shared_bytes, kSharedMemoryOptInLimit);
     return "";
 }
 

@@ -11,7 +11,7 @@ namespace gpubook::rt {
 
 namespace {
 constexpr size_t kRedzone = 64;
-// Room for the 48 KiB limit plus redzones; the limit is enforced separately.
+// Room for the opt-in limit plus redzones; the limit is enforced separately.
 constexpr size_t kCapacity = 1 << 20;
 constexpr unsigned char kPoison = 0xff; // reads as NaN in floats, -1 in ints
 
@@ -49,11 +49,15 @@ void* SharedMemory::variable(int id, const char* name, size_t bytes, size_t alig
     if (id >= 0 && size_t(id) < slots_.size() && slots_[size_t(id)]) return slots_[size_t(id)];
     if (id < 0) id = 0;
     size_t dynamic = vars_[0].bytes;
-    if (static_bytes_ + bytes + dynamic > kSharedMemoryLimit) {
-        *error = format("the block uses more shared memory than a GPU allows by default: __shared__ "
+    // A launch with more than 48 KiB of dynamic shared memory opted in (the host checked the
+    // device's limit); static __shared__ arrays never go past 48 KiB.
+    size_t limit = dynamic > kSharedMemoryLimit ? kSharedMemoryOptInLimit : kSharedMemoryLimit;
+    if (static_bytes_ + bytes + dynamic > limit || static_bytes_ + bytes > kSharedMemoryLimit) {
+        *error = format("the block uses more shared memory than a GPU allows: __shared__ "
                         "variable '%s' (%zu bytes) brings it to %zu bytes of static and %zu bytes of "
-                        "dynamic shared memory, over the %zu-byte limit",
-                        name, bytes, static_bytes_ + bytes, dynamic, kSharedMemoryLimit);
+                        "dynamic shared memory, over the %zu-byte limit (static __shared__ "
+                        "variables: %zu bytes at most)",
+                        name, bytes, static_bytes_ + bytes, dynamic, limit, kSharedMemoryLimit);
         return nullptr;
     }
     size_t offset = align_up(used_ + kRedzone, align > 16 ? align : 16);

@@ -13,6 +13,9 @@ namespace gpubook::rt {
 
 // A GPU without opt-in allows 48 KiB of static + dynamic shared memory per block.
 constexpr size_t kSharedMemoryLimit = 48 * 1024;
+// Past it only dynamic shared memory, after the kernel opted in (cudaFuncSetAttribute), which
+// the host checks against the device's limit; this is the most any GPU gives (an H200's 227 KiB).
+constexpr size_t kSharedMemoryOptInLimit = 227 * 1024;
 
 struct SharedVar {
     uintptr_t addr = 0;

@@ -87,4 +87,8 @@ pub(crate) trait BackendFunction: Send + Sync {
     /// Blocks of `block` threads with `dynamic_shared` bytes of dynamic shared memory one SM
     /// holds at once (`cuOccupancyMaxActiveBlocksPerMultiprocessor`).
     fn max_active_blocks_per_sm(&self, block: u32, dynamic_shared: u32) -> Result<u32>;
+    /// The device's opt-in maximum of shared memory per block.
+    fn max_shared_optin(&self) -> u32;
+    /// `CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES` (checked against `max_shared_optin` first).
+    fn set_max_dynamic_shared_bytes(&self, bytes: u32) -> Result<()>;
 }

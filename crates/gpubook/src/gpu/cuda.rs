@@ -11,8 +11,11 @@ use super::info::{BackendKind, DeviceInfo};
 use super::limits::{MAX_BLOCK_DIM, MAX_GRID_DIM, MAX_THREADS_PER_BLOCK, SHARED_MEM_PER_BLOCK};
 use super::module::KernelSource;
 use super::occupancy::{FunctionResources, SmLimits};
+use super::toolkit::{toolkit_headers, toolkit_include};
 use crate::sync::lock;
 use cudarc::driver::{CudaContext, CudaEvent, CudaFunction, CudaModule, CudaStream, result, sys};
+use cudarc::nvrtc::Ptx;
+use gpubook_emu::{KernelLookupError, KernelRef, find_kernel};
 use std::collections::HashMap;
 use std::ffi::c_void;
 use std::sync::{Arc, Mutex};
@@ -276,15 +279,43 @@ impl Backend for CudaBackend {
         self.bind()?;
         probe_nvrtc()?;
         let (major, minor) = self.info.compute_capability;
-        let opts = cudarc::nvrtc::CompileOptions {
-            name: Some(source.display_path()),
-            include_paths: source.include_dirs.iter().map(|p| p.display().to_string()).collect(),
-            options: vec![format!("--gpu-architecture=sm_{major}{minor}"), "--std=c++17".into()],
-            ..Default::default()
-        };
-        let ptx = cudarc::nvrtc::compile_ptx_with_opts(&source.text, opts).map_err(|e| nvrtc_error(source, e))?;
+        let mut includes: Vec<String> = source.include_dirs.iter().map(|p| p.display().to_string()).collect();
+        match toolkit_headers() {
+            Ok(t) => includes.extend(t.dirs.iter().map(|d| d.display().to_string())),
+            // Only a kernel that includes one of the toolkit's headers needs them.
+            Err(missing) => {
+                if let Some((header, line)) = toolkit_include(&source.text) {
+                    return Err(GpuError::Compile {
+                        file: source.path.clone(),
+                        line: Some(line),
+                        message: format!("`#include <{header}>` needs the CUDA toolkit's headers, which NVRTC does not carry: {missing}"),
+                        log: String::new(),
+                    });
+                }
+            }
+        }
+        let mut options = vec![format!("--gpu-architecture=sm_{major}{minor}"), "--std=c++17".to_string()];
+        options.extend(includes.iter().map(|d| format!("--include-path={d}")));
+        // C++-linkage kernels a plain name launches get their lowered names now; template
+        // instantiations when one is asked for (`CudaKernels::function`).
+        let plain: Vec<String> = source
+            .signatures
+            .iter()
+            .filter_map(|k| match find_kernel(&source.signatures, &k.name) {
+                Ok(KernelRef::Cpp { expr, signature }) if signature == k => Some(expr),
+                _ => None,
+            })
+            .collect();
+        let (ptx, lowered) = nvrtc_compile(source, &options, &plain)?;
         let module = drv("cuModuleLoadData", self.ctx.load_module(ptx))?;
-        Ok(Arc::new(CudaKernels { module, file: source.path.clone(), names: source.kernel_names() }))
+        Ok(Arc::new(CudaKernels {
+            ctx: self.ctx.clone(),
+            module,
+            source: source.clone(),
+            options,
+            lowered: lowered.into_iter().collect(),
+            instances: Mutex::default(),
+        }))
     }
 
     fn launch(&self, stream: StreamId, l: &LaunchRequest<'_>) -> Result<Option<gpubook_emu::AccessCounts>> {
@@ -371,19 +402,99 @@ impl Backend for CudaBackend {
 }
 
 struct CudaKernels {
+    ctx: Arc<CudaContext>,
     module: Arc<CudaModule>,
-    file: std::path::PathBuf,
-    names: Vec<String>,
+    source: KernelSource,
+    /// NVRTC's options, for compiling template instantiations later.
+    options: Vec<String>,
+    /// Name expression → lowered (mangled) name, for the C++-linkage kernels.
+    lowered: HashMap<String, String>,
+    /// Template instantiations compiled so far, by name expression.
+    instances: Mutex<HashMap<String, CudaFunction>>,
 }
 
 impl BackendModule for CudaKernels {
     fn function(&self, name: &str) -> Result<Arc<dyn BackendFunction>> {
-        self.module.load_function(name).map(|f| Arc::new(f) as Arc<dyn BackendFunction>).map_err(|_| GpuError::KernelNotFound {
-            name: name.into(),
-            file: self.file.clone(),
-            available: self.names.join(", "),
-        })
+        let get = |module: &Arc<CudaModule>, symbol: &str| {
+            module.load_function(symbol).map_err(|e| GpuError::driver("cuModuleGetFunction", format!("`{name}` ({symbol}): {e}")))
+        };
+        let f = match find_kernel(&self.source.signatures, name) {
+            Ok(KernelRef::CLinkage(k)) => get(&self.module, &k.name)?,
+            Ok(KernelRef::Cpp { expr, .. }) => {
+                let lowered = self
+                    .lowered
+                    .get(&expr)
+                    .ok_or_else(|| GpuError::driver("nvrtcGetLoweredName", format!("no lowered name for `{expr}`")))?;
+                get(&self.module, lowered)?
+            }
+            Ok(KernelRef::Template { expr, .. }) => {
+                let mut instances = lock(&self.instances);
+                if let Some(f) = instances.get(&expr) {
+                    f.clone()
+                } else {
+                    // NVRTC instantiates a template only for the name expressions it is given.
+                    let (ptx, lowered) = nvrtc_compile(&self.source, &self.options, std::slice::from_ref(&expr))?;
+                    let module = drv("cuModuleLoadData", self.ctx.load_module(ptx))?;
+                    let f = get(&module, &lowered[0].1)?;
+                    instances.insert(expr, f.clone());
+                    f
+                }
+            }
+            // A kernel the parser did not see (made by a macro) may still be there by its name.
+            Err(e @ KernelLookupError::NotFound { .. }) => self
+                .module
+                .load_function(name)
+                .map_err(|_| GpuError::KernelName { file: self.source.path.clone(), message: e.to_string() })?,
+            Err(e) => return Err(GpuError::KernelName { file: self.source.path.clone(), message: e.to_string() }),
+        };
+        Ok(Arc::new(f))
     }
+}
+
+/// Compiles `source` with NVRTC, adding each of `exprs` as a name expression; returns the PTX
+/// and each expression's lowered (mangled) name, which `cuModuleGetFunction` takes.
+fn nvrtc_compile(source: &KernelSource, options: &[String], exprs: &[String]) -> Result<(Ptx, Vec<(String, String)>)> {
+    use cudarc::nvrtc::{result as nv, sys as nvs};
+    use std::ffi::{CStr, CString};
+    let fail = |call: &'static str, e: nv::NvrtcError| GpuError::driver(call, format!("{e:?}"));
+    let text = CString::new(source.text.as_bytes()).map_err(|_| GpuError::Compile {
+        file: source.path.clone(),
+        line: None,
+        message: "the source contains a NUL byte".into(),
+        log: String::new(),
+    })?;
+    let name = CString::new(source.display_path().replace('\0', "")).expect("no NUL left");
+    let prog = nv::create_program(&text, Some(&name)).map_err(|e| fail("nvrtcCreateProgram", e))?;
+    struct Program(nvs::nvrtcProgram);
+    impl Drop for Program {
+        fn drop(&mut self) {
+            let _ = unsafe { nv::destroy_program(self.0) };
+        }
+    }
+    let prog = Program(prog);
+    let exprs_c: Vec<CString> = exprs.iter().map(|e| CString::new(e.as_bytes()).expect("a name has no NUL")).collect();
+    for e in &exprs_c {
+        unsafe { nvs::nvrtcAddNameExpression(prog.0, e.as_ptr()) }.result().map_err(|e| fail("nvrtcAddNameExpression", e))?;
+    }
+    if unsafe { nv::compile_program(prog.0, options) }.is_err() {
+        let log = unsafe { nv::get_program_log(prog.0) }.map(|l| c_chars_to_string(&l)).unwrap_or_default();
+        return Err(nvrtc_error(source, log));
+    }
+    let ptx = unsafe { nv::get_ptx(prog.0) }.map_err(|e| fail("nvrtcGetPTX", e))?;
+    let mut lowered = Vec::new();
+    for (expr, c) in exprs.iter().zip(&exprs_c) {
+        let mut out: *const std::ffi::c_char = std::ptr::null();
+        unsafe { nvs::nvrtcGetLoweredName(prog.0, c.as_ptr(), &mut out) }.result().map_err(|e| fail("nvrtcGetLoweredName", e))?;
+        // The string belongs to the program: copy it before the program goes.
+        lowered.push((expr.clone(), unsafe { CStr::from_ptr(out) }.to_string_lossy().into_owned()));
+    }
+    Ok((Ptx::from_src(c_chars_to_string(&ptx)), lowered))
+}
+
+/// NVRTC's NUL-terminated output as text.
+fn c_chars_to_string(chars: &[std::ffi::c_char]) -> String {
+    let bytes: Vec<u8> = chars.iter().map(|&c| c as u8).take_while(|&b| b != 0).collect();
+    String::from_utf8_lossy(&bytes).into_owned()
 }
 
 impl BackendFunction for CudaFunction {
@@ -403,6 +514,23 @@ impl BackendFunction for CudaFunction {
         })
     }
 
+    fn max_shared_optin(&self) -> u32 {
+        // The device of the function's context (resources() makes it current).
+        let most = self.resources().ok().and_then(|_| {
+            let mut dev: sys::CUdevice = 0;
+            unsafe { sys::cuCtxGetDevice(&mut dev) }.result().ok()?;
+            let a = sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN;
+            unsafe { result::device::get_attribute(dev, a) }.ok()
+        });
+        (most.unwrap_or(0) as u32).max(SHARED_MEM_PER_BLOCK)
+    }
+
+    fn set_max_dynamic_shared_bytes(&self, bytes: u32) -> Result<()> {
+        self.resources()?; // binds the function's context to this thread
+        let a = sys::CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES;
+        drv("cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)", self.set_attribute(a, bytes as i32))
+    }
+
     fn max_active_blocks_per_sm(&self, block: u32, dynamic_shared: u32) -> Result<u32> {
         self.resources()?; // binds the function's context to this thread
         drv(
@@ -413,11 +541,7 @@ impl BackendFunction for CudaFunction {
 }
 
 /// NVRTC logs read `path(LINE): error: message`; keep the first error's file and line.
-fn nvrtc_error(source: &KernelSource, e: cudarc::nvrtc::CompileError) -> GpuError {
-    let log = match &e {
-        cudarc::nvrtc::CompileError::CompileError { log, .. } => log.to_string_lossy().into_owned(),
-        other => format!("{other:?}"),
-    };
+fn nvrtc_error(source: &KernelSource, log: String) -> GpuError {
     let first = log.lines().find(|l| l.contains(": error")).unwrap_or("").to_string();
     let line = first.split_once('(').and_then(|(_, rest)| rest.split_once(')')).and_then(|(n, _)| n.parse().ok());
     let message = first.split_once(": error").map(|(_, m)| format!("error{m}")).unwrap_or_else(|| log.trim().to_string());

@@ -39,6 +39,9 @@ pub mod model {
     pub const DRAM: f64 = 900_000.0;
 }
 
+/// Compute capability 8.0's opt-in shared memory per block (163 KiB).
+const SHARED_OPTIN_8_0: u32 = 163 << 10;
+
 const DEVICES_VAR: &str = "GPUBOOK_EMU_DEVICES";
 
 /// Emulated devices offered (`GPUBOOK_EMU_DEVICES`, default 2, so multi-device chapters run).
@@ -72,16 +75,17 @@ pub(crate) fn new_backend_with(ordinal: usize, config: EmuConfig) -> Result<Box<
         max_block_dim: MAX_BLOCK_DIM,
         max_grid_dim: MAX_GRID_DIM,
         max_shared_mem_per_block: SHARED_MEM_PER_BLOCK,
-        // The worker gives a block 48 KiB of shared memory in all, as a GPU does before opting in.
-        max_shared_mem_per_block_optin: SHARED_MEM_PER_BLOCK,
+        // 48 KiB in all unless a kernel opts in to more dynamic shared memory, up to compute
+        // capability 8.0's 163 KiB.
+        max_shared_mem_per_block_optin: SHARED_OPTIN_8_0,
         warp_size: e.warp_size,
         // Compute capability 8.0's (what the emulator claims), with the emulated SM's own
-        // threads, blocks and shared memory; a block may not opt in past 48 KiB here.
+        // threads, blocks and shared memory.
         sm: SmLimits {
             max_threads: e.max_threads_per_sm,
             max_blocks: e.max_blocks_per_sm,
             shared_memory: e.shared_memory_per_sm,
-            max_shared_memory_per_block: SHARED_MEM_PER_BLOCK,
+            max_shared_memory_per_block: SHARED_OPTIN_8_0,
             ..SmLimits::A100
         },
         driver_version: None,
@@ -93,11 +97,11 @@ pub(crate) fn new_backend_with(ordinal: usize, config: EmuConfig) -> Result<Box<
             dev.config().cache_dir.display()
         ),
     };
-    Ok(Box::new(EmuBackend { dev, info, timeline: Mutex::default() }))
+    Ok(Box::new(EmuBackend { dev: Arc::new(dev), info, timeline: Mutex::default() }))
 }
 
 pub(crate) fn device_of(b: &dyn Backend) -> Option<&EmuDevice> {
-    b.as_any().downcast_ref::<EmuBackend>().map(|e| &e.dev)
+    b.as_any().downcast_ref::<EmuBackend>().map(|e| &*e.dev)
 }
 
 /// Converts the emulator's errors into the API's.
@@ -120,7 +124,7 @@ fn emu_error(e: EmuError) -> GpuError {
 }
 
 struct EmuBackend {
-    dev: EmuDevice,
+    dev: Arc<EmuDevice>,
     info: DeviceInfo,
     timeline: Mutex<Timeline>,
 }
@@ -262,7 +266,7 @@ impl Backend for EmuBackend {
             kernels: source.signatures.clone(), // parsed once, by Source::read
         };
         let module = self.dev.load_module(&src).map_err(emu_error)?;
-        Ok(Arc::new(EmuKernels(module, self.info.sm)))
+        Ok(Arc::new(EmuKernels(module, self.info.sm, self.dev.clone())))
     }
 
     fn launch(&self, stream: StreamId, l: &LaunchRequest<'_>) -> Result<Option<gpubook_emu::AccessCounts>> {
@@ -349,18 +353,25 @@ fn pinned_layout(bytes: usize) -> std::alloc::Layout {
     std::alloc::Layout::from_size_align(bytes.max(1), 4096).expect("a valid layout")
 }
 
-/// A module, with the limits of the SM its functions run on (for occupancy questions).
-struct EmuKernels(Arc<EmuModule>, SmLimits);
+/// A module, with the device that compiles its template instantiations and the limits of the SM
+/// its functions run on (for occupancy questions).
+struct EmuKernels(Arc<EmuModule>, SmLimits, Arc<EmuDevice>);
 
 impl BackendModule for EmuKernels {
     fn function(&self, name: &str) -> Result<Arc<dyn BackendFunction>> {
-        if self.0.kernel(name).is_none() {
-            return Err(GpuError::KernelNotFound {
-                name: name.into(),
-                file: self.0.path().to_path_buf(),
-                available: self.0.kernels().iter().map(|k| k.name.clone()).collect::<Vec<_>>().join(", "),
-            });
+        match gpubook_emu::find_kernel(self.0.kernels(), name) {
+            Err(gpubook_emu::KernelLookupError::NotFound { .. }) => {
+                return Err(GpuError::KernelNotFound {
+                    name: name.into(),
+                    file: self.0.path().to_path_buf(),
+                    available: self.0.kernels().iter().map(|k| k.name.clone()).collect::<Vec<_>>().join(", "),
+                });
+            }
+            Err(e) => return Err(GpuError::KernelName { file: self.0.path().to_path_buf(), message: e.to_string() }),
+            Ok(_) => {}
         }
+        // Compiles a template instantiation now, as NVRTC does on a GPU.
+        self.2.load_kernel(&self.0, name).map_err(emu_error)?;
         Ok(Arc::new(EmuFunction { module: self.0.clone(), name: name.into(), sm: self.1 }))
     }
 }
@@ -385,6 +396,16 @@ impl BackendFunction for EmuFunction {
             local_bytes_per_thread: None,
             max_threads_per_block: self.sm.max_threads_per_block,
         })
+    }
+
+    fn max_shared_optin(&self) -> u32 {
+        SHARED_OPTIN_8_0
+    }
+
+    /// The worker gives a block the dynamic shared memory a launch asks for; the opt-in is
+    /// checked above the backends (`check_config`), as the driver checks it on a GPU.
+    fn set_max_dynamic_shared_bytes(&self, _bytes: u32) -> Result<()> {
+        Ok(())
     }
 
     /// The occupancy calculation on the emulated SM's limits, for the dynamic shared memory

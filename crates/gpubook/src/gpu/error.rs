@@ -22,6 +22,10 @@ pub enum GpuError {
     Unsupported { backend: &'static str, feature: String, file: PathBuf, line: Option<u32> },
     #[error("no kernel named `{name}` in {file}; it defines: {available}")]
     KernelNotFound { name: String, file: PathBuf, available: String },
+    /// A name given to `load_function` that does not name exactly one kernel (overloads, a
+    /// template without its arguments): the message says what to write.
+    #[error("{}: {message}", file.display())]
+    KernelName { file: PathBuf, message: String },
     /// The arguments given to a launch do not match the kernel's parameters.
     #[error("launch of `{kernel}`: {message}")]
     Arguments { kernel: String, message: String },

@@ -10,6 +10,7 @@ use super::occupancy::FunctionResources;
 use gpubook_emu::KernelSignature;
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
 
 impl Gpu {
     /// Compiles a module: NVRTC on a GPU, the system C++ compiler on the emulator.
@@ -28,15 +29,22 @@ pub struct Module {
 }
 
 impl Module {
-    /// Looks a `__global__` function up by name (`cuModuleGetFunction`).
+    /// Looks a `__global__` function up by name (`cuModuleGetFunction`): its plain name (an
+    /// `extern "C"` kernel, or a C++ one no other kernel shares the name with) or, for a template
+    /// kernel, the instantiation to launch, `load_function("reduce<float, 256>")` (NVRTC's name
+    /// expressions; compiled now). An ambiguous name is an error listing the overloads.
     pub fn load_function(&self, name: &str) -> Result<Function> {
-        let signature = self.source.signatures.iter().find(|s| s.name == name).cloned();
-        let inner = self.inner.function(name).map_err(|_| GpuError::KernelNotFound {
-            name: name.into(),
-            file: PathBuf::from(self.source.display_path()),
-            available: self.source.kernel_names().join(", "),
+        let signature = gpubook_emu::find_kernel(&self.source.signatures, name).ok().map(|k| k.signature().clone());
+        let inner = self.inner.function(name).map_err(|e| match e {
+            GpuError::KernelNotFound { .. } => GpuError::KernelNotFound {
+                name: name.into(),
+                file: PathBuf::from(self.source.display_path()),
+                available: self.source.kernel_names().join(", "),
+            },
+            GpuError::KernelName { message, .. } => GpuError::KernelName { file: PathBuf::from(self.source.display_path()), message },
+            other => other,
         })?;
-        Ok(Function { inner, name: name.into(), signature })
+        Ok(Function { inner, name: name.into(), signature, opted_in: Arc::default() })
     }
 
     pub fn source(&self) -> &KernelSource {
@@ -50,6 +58,9 @@ pub struct Function {
     pub(crate) inner: Arc<dyn BackendFunction>,
     pub(crate) name: String,
     pub(crate) signature: Option<KernelSignature>,
+    /// Dynamic shared memory the kernel opted in to past 48 KiB (0: none); shared by clones, as
+    /// a CUDA function's attribute is.
+    pub(crate) opted_in: Arc<AtomicU32>,
 }
 
 impl Function {
@@ -76,6 +87,29 @@ impl Function {
     /// dynamic shared memory only. 0: such a block cannot be launched at all.
     pub fn max_active_blocks_per_sm(&self, block_threads: u32, dynamic_shared_bytes: u32) -> Result<u32> {
         self.inner.max_active_blocks_per_sm(block_threads, dynamic_shared_bytes)
+    }
+
+    /// Lets launches of this kernel use up to `bytes` of dynamic shared memory, past the 48 KiB
+    /// every kernel gets (CUDA's `cudaFuncSetAttribute(kernel,
+    /// cudaFuncAttributeMaxDynamicSharedMemorySize, bytes)`; cudarc's `CudaFunction::set_attribute`).
+    /// At most the device's `max_shared_mem_per_block_optin` (227 KiB on an H200, 163 KiB on the
+    /// emulator, which claims compute capability 8.0).
+    pub fn set_max_dynamic_shared_bytes(&self, bytes: u32) -> Result<()> {
+        let most = self.inner.max_shared_optin();
+        if bytes > most {
+            return Err(GpuError::LaunchConfig {
+                kernel: self.name.clone(),
+                message: format!("{bytes} bytes of dynamic shared memory asked for; this device gives a block at most {most}"),
+            });
+        }
+        self.inner.set_max_dynamic_shared_bytes(bytes)?;
+        self.opted_in.store(bytes, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// What `set_max_dynamic_shared_bytes` last set (0: never).
+    pub fn max_dynamic_shared_bytes(&self) -> u32 {
+        self.opted_in.load(Ordering::Relaxed)
     }
 
     /// The backend's own function object (cudarc's `CudaFunction` on a GPU).

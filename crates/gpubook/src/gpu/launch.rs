@@ -130,7 +130,7 @@ impl<'a> LaunchArgs<'a> {
     pub unsafe fn launch(&mut self, cfg: LaunchConfig) -> Result<()> {
         let gpu = self.stream.gpu();
         let name = self.func.name.clone();
-        check_config(gpu.info(), &name, &cfg)?;
+        check_config(gpu.info(), &name, &cfg, self.func.max_dynamic_shared_bytes())?;
         if let Some(sig) = &self.func.signature {
             check_args(&name, &sig.params, &self.args)?;
         }
@@ -267,7 +267,12 @@ mod tests {
         let stream = gpu.default_stream();
         let buf = stream.alloc_zeros::<f32>(4)?;
         let sig = gpubook_emu::parse_kernels(&format!("extern \"C\" __global__ void k({params}) {{}}")).remove(0);
-        let f = Function { inner: std::sync::Arc::new(NoFunction), name: "k".into(), signature: Some(sig.clone()) };
+        let f = Function {
+            inner: std::sync::Arc::new(NoFunction),
+            name: "k".into(),
+            signature: Some(sig.clone()),
+            opted_in: Default::default(),
+        };
         let mut launch = stream.launch_builder(&f);
         for a in args {
             match a {
@@ -291,6 +296,12 @@ mod tests {
         }
         fn max_active_blocks_per_sm(&self, _: u32, _: u32) -> Result<u32> {
             unreachable!("the argument checks ask no function about occupancy")
+        }
+        fn max_shared_optin(&self) -> u32 {
+            unreachable!("the argument checks opt in to nothing")
+        }
+        fn set_max_dynamic_shared_bytes(&self, _: u32) -> Result<()> {
+            unreachable!("the argument checks opt in to nothing")
         }
     }
 

@@ -52,8 +52,10 @@ impl LaunchConfig {
     }
 }
 
-/// The limits a GPU enforces at launch (`cudaErrorInvalidConfiguration` and friends).
-pub(crate) fn check_config(info: &DeviceInfo, kernel: &str, cfg: &LaunchConfig) -> Result<()> {
+/// The limits a GPU enforces at launch (`cudaErrorInvalidConfiguration` and friends);
+/// `opted_in` is the dynamic shared memory the kernel opted in to
+/// (`Function::set_max_dynamic_shared_bytes`, 0 when it did not).
+pub(crate) fn check_config(info: &DeviceInfo, kernel: &str, cfg: &LaunchConfig, opted_in: u32) -> Result<()> {
     let err = |message: String| Err(GpuError::LaunchConfig { kernel: kernel.into(), message });
     let (g, b) = (cfg.grid_dim, cfg.block_dim);
     if [g.0, g.1, g.2, b.0, b.1, b.2].contains(&0) {
@@ -75,12 +77,14 @@ pub(crate) fn check_config(info: &DeviceInfo, kernel: &str, cfg: &LaunchConfig) 
     if g.0 > mg[0] || g.1 > mg[1] || g.2 > mg[2] {
         return err(format!("grid_dim {g:?} exceeds the per-dimension limits {mg:?}"));
     }
-    if cfg.shared_mem_bytes > info.max_shared_mem_per_block {
+    if cfg.shared_mem_bytes > info.max_shared_mem_per_block.max(opted_in) {
         let (asked, plain, optin) = (cfg.shared_mem_bytes, info.max_shared_mem_per_block, info.max_shared_mem_per_block_optin);
-        let beyond = if optin > plain && asked <= optin {
+        let beyond = if opted_in > plain && asked <= optin {
+            format!(" or the {opted_in} the kernel opted in to (raise it with function.set_max_dynamic_shared_bytes({asked}))")
+        } else if optin > plain && asked <= optin {
             format!(
-                " ({} can give up to {optin} after cudaFuncSetAttribute(.., cudaFuncAttributeMaxDynamicSharedMemorySize, ..), \
-                 which gpubook's API does not offer)",
+                " ({} can give up to {optin} after function.set_max_dynamic_shared_bytes({asked}), CUDA's \
+                 cudaFuncSetAttribute(.., cudaFuncAttributeMaxDynamicSharedMemorySize, ..))",
                 info.name
             )
         } else if optin > plain {
@@ -121,7 +125,7 @@ mod tests {
 
     fn check(grid: (u32, u32, u32), block: (u32, u32, u32), shared: u32) -> std::result::Result<(), String> {
         let cfg = LaunchConfig { grid_dim: grid, block_dim: block, shared_mem_bytes: shared };
-        check_config(&h200(), "k", &cfg).map_err(|e| e.to_string())
+        check_config(&h200(), "k", &cfg, 0).map_err(|e| e.to_string())
     }
 
     #[test]
@@ -147,7 +151,11 @@ mod tests {
     fn dynamic_shared_memory_past_48_kib_names_the_opt_in() {
         let e = check((1, 1, 1), (32, 1, 1), 64 << 10).unwrap_err();
         assert!(e.contains("65536 bytes of dynamic shared memory requested; a block may use at most 49152 without opting in"), "{e}");
-        assert!(e.contains("NVIDIA H200 can give up to 232448 after cudaFuncSetAttribute"), "{e}");
+        assert!(e.contains("NVIDIA H200 can give up to 232448 after function.set_max_dynamic_shared_bytes(65536)"), "{e}");
+        let cfg = LaunchConfig { grid_dim: (1, 1, 1), block_dim: (32, 1, 1), shared_mem_bytes: 200 << 10 };
+        assert!(check_config(&h200(), "k", &cfg, 227 << 10).is_ok());
+        let e = check_config(&h200(), "k", &cfg, 100 << 10).unwrap_err().to_string();
+        assert!(e.contains("the 102400 the kernel opted in to"), "{e}");
         let e = check((1, 1, 1), (32, 1, 1), 228 << 10).unwrap_err();
         assert!(e.contains("gives a block at most 232448 even with opting in"), "{e}");
     }

@@ -41,6 +41,7 @@
 //! plain types and ids         error.rs  ids.rs  info.rs  limits.rs (the launch limits table)
 //!                             occupancy.rs (SM limits, the occupancy calculation)
 //!                             repr.rs  trace.rs (records)  module.rs (Source, KernelSource)
+//!                             toolkit.rs (where the CUDA headers are, for NVRTC)
 //! ```
 //!
 //! Below the seam a backend sees raw addresses, stream and event ids; everything typed, traced or
@@ -68,12 +69,15 @@ mod repr;
 mod select;
 mod stream;
 mod strided;
+mod toolkit;
 mod trace;
 
 pub use context::Gpu;
 pub use error::{GpuError, Result};
 pub use event::Event;
 pub use function::{Function, Module};
+/// Element types of `__half` and `__nv_bfloat16` buffers (the `half` crate's).
+pub use half::{bf16, f16};
 pub use host::{HostSlice, HostSliceMut, PinnedHostSlice, PinnedView, PinnedViewMut};
 pub use ids::{BufferId, HostMem};
 pub use info::{BackendKind, DeviceInfo};
@@ -97,4 +101,5 @@ pub use trace::{
 /// Probes for what `gpubook doctor` reports, without creating a device.
 pub mod probe {
     pub use super::cuda::{driver_version, probe as cuda, probe_nvrtc as nvrtc};
+    pub use super::toolkit::{ToolkitHeaders, toolkit_headers};
 }

@@ -38,6 +38,8 @@ device_repr! {
     u64 => ["unsigned long long", "unsigned long", "uint64_t", "size_t"];
     usize => ["size_t", "unsigned long", "unsigned long long", "uint64_t"];
     isize => ["ptrdiff_t", "long", "long long", "int64_t"];
+    half::f16 => ["__half", "half"];
+    half::bf16 => ["__nv_bfloat16", "nv_bfloat16"];
 }
 
 /// Every C scalar name some `DeviceRepr` answers to: a parameter of another type (a struct, a
@@ -74,6 +76,10 @@ pub(crate) fn is_known_c_type(base: &str) -> bool {
         "uint2",
         "uint4",
         "double2",
+        "__half",
+        "half",
+        "__nv_bfloat16",
+        "nv_bfloat16",
     ];
     KNOWN.contains(&base)
 }
@@ -88,13 +94,20 @@ pub(crate) fn rust_type_for(c: &str) -> Option<&'static str> {
 /// checked. `None` for structs and template parameters.
 pub(crate) fn c_size(base: &str) -> Option<usize> {
     Some(match base {
-        "bool" | "char" | "signed char" | "unsigned char" | "int8_t" | "uint8_t" => 1,
-        "short" | "unsigned short" | "int16_t" | "uint16_t" | "char2" | "uchar2" => 2,
-        "int" | "unsigned" | "unsigned int" | "float" | "int32_t" | "uint32_t" | "char4" | "uchar4" | "short2" | "ushort2" => 4,
+        "bool" | "char" | "signed char" | "unsigned char" | "int8_t" | "uint8_t" | "char1" | "uchar1" => 1,
+        "short" | "unsigned short" | "int16_t" | "uint16_t" | "char2" | "uchar2" | "short1" | "ushort1" | "__half" | "half"
+        | "__nv_bfloat16" | "nv_bfloat16" => 2,
+        "char3" | "uchar3" => 3,
+        "int" | "unsigned" | "unsigned int" | "float" | "int32_t" | "uint32_t" | "char4" | "uchar4" | "short2" | "ushort2" | "int1"
+        | "uint1" | "float1" | "__half2" | "half2" | "__nv_bfloat162" | "nv_bfloat162" => 4,
+        "short3" | "ushort3" => 6,
         "long" | "unsigned long" | "long long" | "unsigned long long" | "double" | "size_t" | "ptrdiff_t" | "int64_t" | "uint64_t"
-        | "intptr_t" | "uintptr_t" | "int2" | "uint2" | "float2" | "short4" | "ushort4" => 8,
+        | "intptr_t" | "uintptr_t" | "int2" | "uint2" | "float2" | "short4" | "ushort4" | "long1" | "ulong1" | "longlong1"
+        | "ulonglong1" | "double1" | "clock_t" => 8,
         "int3" | "uint3" | "float3" | "dim3" => 12,
         "int4" | "uint4" | "float4" | "double2" | "long2" | "ulong2" | "longlong2" | "ulonglong2" => 16,
+        "double3" | "long3" | "ulong3" | "longlong3" | "ulonglong3" => 24,
+        "double4" | "long4" | "ulong4" | "longlong4" | "ulonglong4" => 32,
         _ => return None,
     })
 }

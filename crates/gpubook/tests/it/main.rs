@@ -9,6 +9,7 @@ mod demos_ch03;
 mod demos_ch04;
 mod demos_ch07_ch09;
 mod demos_ch08;
+mod emu_features;
 mod ep;
 mod fidelity;
 mod notebook;

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The feature kernels of issue 12 (crates/gpubook/tests/fidelity/kernels/*.cu: cooperative groups,
+# The feature kernels of issue 12 (crates/gpubook/tests/fidelity/features/*.cu: cooperative groups,
 # cuda_fp16.h / cuda_bf16.h and buffers of them, template kernels by name expression, C++-linkage
 # and static kernels, __align__ and the wide vector types, dynamic shared memory past 48 KiB) on
 # the GPU with GPUBOOK_BACKEND=cuda, through the same test that runs them on the emulator. run.sh

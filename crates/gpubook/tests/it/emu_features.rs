@@ -1,4 +1,4 @@
-//! The feature kernels of crates/gpubook/tests/fidelity/kernels (issue 12's "What to support"):
+//! The feature kernels of crates/gpubook/tests/fidelity/features (issue 12's "What to support"):
 //! each runs as its header says (`launch:`, `out:`, `expect:`) on the emulator in both modes,
 //! and on a GPU when `GPUBOOK_BACKEND=cuda` (scripts/gpu/extra-emu-features.sh prints the
 //! `ok`/`failed` lines of that run).
@@ -20,7 +20,7 @@ struct Spec {
 }
 
 fn kernel_dir() -> PathBuf {
-    root().join("crates/gpubook/tests/fidelity/kernels")
+    root().join("crates/gpubook/tests/fidelity/features")
 }
 
 fn kernel_files() -> Vec<PathBuf> {

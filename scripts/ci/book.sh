@@ -3,9 +3,10 @@
 # fails on a preprocessor error, an mdbook ERROR such as a missing {{#include}} file or anchor, an
 # answer included on a page, a failed notebook, or a broken internal link), then read every page in
 # headless Chromium (scripts/ci/book_check.py): it fails when a code block or table overflows its
-# column at 1280 px, when a figure's text is under 10 px as displayed, or when a marker was left
-# unexpanded; and it takes screenshots of every page at 1280 and 400 px, in target/screenshots/,
-# for a person to look at.
+# column at 1280 px, when a figure's text is under 10 px as displayed (at 1280 and at 400 px, a
+# phone, where figures scroll sideways in their own box rather than shrink), when a page scrolls
+# sideways at either width, or when a marker was left unexpanded; and it takes screenshots of
+# every page at 1280 and 400 px, in target/screenshots/, for a person to look at.
 #
 # The notebooks' outputs come from scripts/ci/notebooks.sh, which CI runs first (target/notebooks/);
 # without them the notebook pages show their cells alone, and say so.

@@ -7,7 +7,10 @@ For every page of target/book (or --pages), at a 1280 px wide window:
   - a figure whose smallest text is under --min-px pixels as displayed (an inline SVG's text size
     times the scale the page draws it at), or an SVG shown as an <img> scaled below its own size
     (its text cannot be measured, so it must not be shrunk);
-  - a `{{#...}}` marker left in the page's text (outside code), which a preprocessor did not expand.
+  - a `{{#...}}` marker left in the page's text (outside code), which a preprocessor did not expand;
+and at a 400 px window (a phone), where code and figures scroll sideways in their own boxes:
+  - a figure whose text is under --min-px as displayed (a figure shrunk to the screen);
+  - the page itself scrolling sideways (something wider than the screen outside a scrolling box).
 Then screenshots of the whole page at 1280 and at 400 px, cut into screens, for people to look at.
 
 It drives Chromium through chromedriver (the WebDriver protocol over HTTP, with the standard
@@ -48,7 +51,10 @@ MEASURE = r"""
 const main = document.querySelector('main') || document.body;
 // Folded parts (hints, reports) are measured open, as a reader who opens them sees them.
 for (const d of main.querySelectorAll('details')) d.open = true;
-const out = {overflow: [], figures: [], images: [], leftover: [], column: main.clientWidth};
+const out = {overflow: [], figures: [], images: [], leftover: [], column: main.clientWidth,
+  // How far the page itself scrolls sideways: code, tables and figures scroll in their own boxes,
+  // the page never.
+  page_overflow: document.documentElement.scrollWidth - window.innerWidth};
 const what = (el) => {
   const h = el.closest('section, div, figure, details')?.querySelector('h1,h2,h3') ;
   let prev = el; let heading = '';
@@ -184,6 +190,15 @@ PLANTED = """<!DOCTYPE html><html><head><meta charset="utf-8"></head><body>
 <p>{{#figure left unexpanded}}</p>
 </main></body></html>""" % ("x" * 120, "<td>cell_without_spaces_</td>" * 12)
 
+# A page that reads well at 1280 px and not on a phone: a figure that shrinks to the screen, and
+# a block wider than the screen that does not scroll in a box of its own.
+PLANTED_NARROW = """<!DOCTYPE html><html><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1"></head><body style="margin: 0">
+<main><figure style="margin: 0"><svg width="720" height="100" viewBox="0 0 720 100" style="max-width: 100%; height: auto">
+<text x="10" y="50" font-size="14">drawn 720 px wide</text></svg></figure>
+<div style="width: 600px">a block wider than a phone</div>
+</main></body></html>"""
+
 
 def self_test(browser):
     """The planted faults are all found: an overflowing code block and table, small text, a
@@ -194,6 +209,10 @@ def self_test(browser):
         page.write_text(PLANTED)
         browser.open(page.as_uri(), 1280)
         m = browser.run(MEASURE)
+        narrow = pathlib.Path(d) / "planted-narrow.html"
+        narrow.write_text(PLANTED_NARROW)
+        browser.open(narrow.as_uri(), 400)
+        n = browser.run(MEASURE)
     finally:
         shutil.rmtree(d, ignore_errors=True)
     found = {
@@ -201,12 +220,15 @@ def self_test(browser):
         "an overflowing table": any(o["tag"] == "table" for o in m["overflow"]),
         "text under 10 px": any(f["min"] < 10 for f in m["figures"]),
         "an unexpanded marker": bool(m["leftover"]),
+        "a figure shrunk on a phone": any(f["min"] < 10 for f in n["figures"]),
+        "a page scrolling sideways on a phone": n["page_overflow"] > 1,
     }
     missed = [what for what, ok in found.items() if not ok]
     if missed:
         print("ERROR: the check missed planted faults: " + ", ".join(missed))
         return False
-    print("self-test: the check finds a planted overflowing code block and table, small text and a leftover marker")
+    print("self-test: the check finds a planted overflowing code block and table, small text, a leftover marker, "
+          "and on a phone a shrunk figure and a page scrolling sideways")
     return True
 
 
@@ -215,7 +237,7 @@ def main():
     ap.add_argument("--book", type=pathlib.Path, default=pathlib.Path("target/book"))
     ap.add_argument("--shots", type=pathlib.Path, default=pathlib.Path("target/screenshots"))
     ap.add_argument("--min-px", type=float, default=10.0)
-    ap.add_argument("--widths", default="1280,400", help="screenshot widths (the checks run at the first)")
+    ap.add_argument("--widths", default="1280,400", help="widths: every check at the first, figure text and sideways scrolling at the others; screenshots at all")
     ap.add_argument("--no-shots", action="store_true")
     ap.add_argument("--pages", nargs="*")
     args = ap.parse_args()
@@ -246,14 +268,23 @@ def main():
             for i in m["images"]:
                 if i["scale"] < 0.99:
                     problems.append(f"{page}: the SVG image {i['src']} is shrunk to {i['scale']:.2f}: its text cannot be checked, inline it or draw it for the column")
+            if m["page_overflow"] > 1:
+                problems.append(f"{page}: at {widths[0]} px the page scrolls sideways by {m['page_overflow']} px")
             figs = ", ".join(f"{f['min']:g}" for f in m["figures"])
             report.append(f"{page}: column {m['column']} px, {len(m['overflow'])} overflowing, figures' smallest text (px): {figs or '-'}")
+            stem = args.shots / page.removesuffix(".html").replace("/", "-")
             if not args.no_shots:
-                stem = args.shots / page.removesuffix(".html").replace("/", "-")
-                shots = browser.screenshots(stem, widths[0])
-                for w in widths[1:]:
-                    browser.open(url, w)
-                    shots += browser.screenshots(stem, w)
+                browser.screenshots(stem, widths[0])
+            for w in widths[1:]:
+                browser.open(url, w)
+                n = browser.run(MEASURE)
+                for f in n["figures"]:
+                    if f["min"] < args.min_px:
+                        problems.append(f"{page}: at {w} px, figure text {f['min']} px as displayed (under {args.min_px}): \"{f['sample']}\" in {f['caption']!r}")
+                if n["page_overflow"] > 1:
+                    problems.append(f"{page}: at {w} px the page scrolls sideways by {n['page_overflow']} px (something wider than the screen outside a scrolling box)")
+                if not args.no_shots:
+                    browser.screenshots(stem, w)
     finally:
         browser.close()
     print("\n".join(report))
@@ -261,7 +292,7 @@ def main():
         low = min(smallest, key=lambda s: s[0])
         print(f"smallest figure text in the book: {low[0]} px ({low[1]}: \"{low[2]['sample']}\")")
     shots = "no screenshots" if args.no_shots else f"screenshots at {', '.join(map(str, widths))} px in {args.shots}"
-    print(f"{len(pages)} pages checked at {widths[0]} px; {shots}")
+    print(f"{len(pages)} pages checked at {', '.join(map(str, widths))} px; {shots}")
     if problems:
         print(f"\n{len(problems)} problem(s):")
         print("\n".join("  " + p for p in problems))

@@ -133,7 +133,7 @@ impl fmt::Display for Report {
             write!(f, "; without outputs (scripts/ci/notebooks.sh runs them): {}", nb.without_outputs.join(", "))?;
         }
         if !fig.not_recorded.is_empty() {
-            write!(f, "\nnot recorded yet (scripts/gpu/record-book.sh on a GPU): {}", fig.not_recorded.join(", "))?;
+            write!(f, "\nnot recorded yet (scripts/gpu/extra-record-book.sh on a GPU): {}", fig.not_recorded.join(", "))?;
         }
         if !self.drafts.is_empty() {
             let list: Vec<String> = self.drafts.iter().map(u32::to_string).collect();

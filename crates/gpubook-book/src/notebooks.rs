@@ -177,8 +177,8 @@ pub fn render(nb: &Value, name: &str, no_outputs: Option<&str>, setup: bool) -> 
             Some("code") => {
                 md += &format!("```rust\n{}\n```\n\n", fence_safe(source.trim_end()));
                 if no_outputs.is_none() {
-                    for out in cell.get("outputs").and_then(Value::as_array).map(Vec::as_slice).unwrap_or(&[]) {
-                        md += &output(out).with_context(|| format!("cell {}", i + 1))?;
+                    for out in merged_streams(cell.get("outputs").and_then(Value::as_array).map(Vec::as_slice).unwrap_or(&[])) {
+                        md += &output(&out).with_context(|| format!("cell {}", i + 1))?;
                     }
                 }
             }
@@ -186,6 +186,24 @@ pub fn render(nb: &Value, name: &str, no_outputs: Option<&str>, setup: bool) -> 
         }
     }
     Ok(md)
+}
+
+/// The outputs of a cell with each run of printed text (evcxr sends a line at a time) joined
+/// into one, so that a cell's printout reads as one block, not a block a line.
+fn merged_streams(outs: &[Value]) -> Vec<Value> {
+    let mut merged: Vec<Value> = Vec::new();
+    for out in outs {
+        let stream = |o: &Value| (o.get("output_type").and_then(Value::as_str) == Some("stream")).then(|| text_of(o.get("name")));
+        if let (Some(last), Some(name)) = (merged.last_mut(), stream(out))
+            && stream(last).as_deref() == Some(name.as_str())
+        {
+            let text = text_of(last.get("text")) + &text_of(out.get("text"));
+            last["text"] = Value::String(text);
+            continue;
+        }
+        merged.push(out.clone());
+    }
+    merged
 }
 
 /// One output of a code cell. An error, or a panic in printed text, fails the build.
@@ -242,6 +260,16 @@ mod tests {
         assert!(md.contains("<figure class=\"gpubook-figure gpubook-nb-output\">\n<svg width=\"10\">\n<rect/></svg>\n</figure>"));
         let bare = render(&n, "notebooks/ch09.ipynb", Some("not run here"), false).unwrap();
         assert!(bare.contains("**without its outputs**: not run here") && !bare.contains("device: emulator"));
+    }
+
+    #[test]
+    fn printed_lines_read_as_one_block() {
+        let n = nb(serde_json::json!([
+            {"output_type": "stream", "name": "stdout", "text": "a\n"},
+            {"output_type": "stream", "name": "stdout", "text": ["b\n"]},
+        ]));
+        let md = render(&n, "notebooks/ch08.ipynb", None, false).unwrap();
+        assert!(md.contains("```text\na\nb\n```"), "{md}");
     }
 
     #[test]

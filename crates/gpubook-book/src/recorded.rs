@@ -2,7 +2,7 @@
 //! chunks=16 elems=4194304 recorded=h200-serial}}`) shows the output kept in
 //! `book/recorded/NAME.json` instead of running: the book is built where there is no GPU, and the
 //! chapters compare the emulator's model with a real one. `gpubook book --record DIR`, run on a
-//! GPU machine (scripts/gpu/record-book.sh), runs those markers for real and writes their files
+//! GPU machine (scripts/gpu/extra-record-book.sh), runs those markers for real and writes their files
 //! into DIR, with the machine, the date and the command that reproduces them.
 //!
 //! A recording keeps data (a timeline, bandwidth points, tables), not drawings, so the book
@@ -96,12 +96,12 @@ pub fn exists(root: &Path, name: &str) -> bool {
 pub fn load(root: &Path, name: &str, marker: &str) -> anyhow::Result<Recording> {
     let path = file(&root.join(DIR), name)?;
     let text = std::fs::read_to_string(&path).with_context(|| {
-        format!("no recording {} (run scripts/gpu/record-book.sh on a GPU machine and copy its files there)", path.display())
+        format!("no recording {} (run scripts/gpu/extra-record-book.sh on a GPU machine and copy its files there)", path.display())
     })?;
     let r: Recording = serde_json::from_str(&text).with_context(|| format!("reading {}", path.display()))?;
     if r.marker != marker {
         bail!(
-            "{} was recorded for `{{{{#{}}}}}` but the page now says `{{{{#{marker}}}}}`: record it again (scripts/gpu/record-book.sh)",
+            "{} was recorded for `{{{{#{}}}}}` but the page now says `{{{{#{marker}}}}}`: record it again (scripts/gpu/extra-record-book.sh)",
             path.display(),
             r.marker
         );

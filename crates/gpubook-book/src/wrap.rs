@@ -128,16 +128,57 @@ pub fn wrap_block(lines: &[String], max: usize, lang: Lang) -> Vec<String> {
                 out.extend(run.iter().cloned());
             }
             i = end;
-        } else {
-            if lines[i].chars().count() > max {
-                out.extend(wrap_line(&lines[i], max, lang));
-            } else {
-                out.push(lines[i].clone());
+        } else if lines[i].chars().count() > max {
+            // A long line whose brackets stay open continues on the lines under it, indented
+            // deeper (a C parameter list aligned under its `(`): the whole statement is
+            // reflowed, or its continuation would keep the old alignment, far to the right.
+            let mut joined = lines[i].clone();
+            let mut depth = open_brackets(&joined);
+            i += 1;
+            while depth > 0 && lang != Lang::Text && i < lines.len() && continues(&lines[i], &joined, lang) {
+                depth += open_brackets(&lines[i]);
+                joined = format!("{} {}", joined.trim_end(), lines[i].trim_start());
+                i += 1;
             }
+            out.extend(wrap_line(&joined, max, lang));
+        } else {
+            out.push(lines[i].clone());
             i += 1;
         }
     }
     out
+}
+
+/// Opening minus closing brackets on a code line, outside strings and a trailing comment.
+fn open_brackets(line: &str) -> i32 {
+    let (mut depth, mut in_str, mut escaped) = (0, false, false);
+    let mut prev = ' ';
+    for c in line.chars() {
+        if in_str {
+            match (escaped, c) {
+                (true, _) => escaped = false,
+                (false, '\\') => escaped = true,
+                (false, '"') => in_str = false,
+                _ => {}
+            }
+        } else {
+            match c {
+                '"' => in_str = true,
+                '/' if prev == '/' => break,
+                '(' | '[' => depth += 1,
+                ')' | ']' => depth -= 1,
+                _ => {}
+            }
+        }
+        prev = c;
+    }
+    depth
+}
+
+/// `next` continues `line`'s open brackets: code (not a comment), indented deeper than it.
+fn continues(next: &str, line: &str, lang: Lang) -> bool {
+    let indent = |l: &str| l.len() - l.trim_start_matches(' ').len();
+    !next.trim().is_empty() && comment_prefix(next, lang).is_none() && indent(next) > indent(line)
 }
 
 /// The indentation and comment marker a line starts with (`    `, `/// `), if it is a comment.
@@ -494,6 +535,23 @@ mod tests {
         let out = wrap_line(define, 60, Lang::C);
         assert_eq!(out.last().unwrap(), "#define TILE 16");
         assert!(out[..out.len() - 1].iter().all(|l| l.starts_with("// ")), "{out:#?}");
+    }
+
+    #[test]
+    fn a_parameter_list_aligned_under_its_bracket_is_reflowed_whole() {
+        let block: Vec<String> = [
+            "extern \"C\" __global__ void gather_rows_thread(const float* in, const int* index, float* out, int rows,",
+            "                                              int hidden) {",
+            "    int r = blockIdx.x;",
+            "}",
+        ]
+        .map(String::from)
+        .to_vec();
+        let out = wrap_block(&block, 60, Lang::C);
+        assert!(widest(&out) <= 60, "{out:#?}");
+        assert!(out.iter().all(|l| !l.starts_with("          ")), "no line keeps the old alignment: {out:#?}");
+        assert_eq!(out[out.len() - 2..], block[2..], "the body is untouched");
+        assert_eq!(tokens(&out), tokens(&block));
     }
 
     #[test]

@@ -20,7 +20,7 @@ pub struct Args {
     fresh: bool,
     /// On a GPU machine: run the outputs the book shows as recorded (`recorded=NAME` markers)
     /// and write their recordings into DIR, to be copied into book/recorded/
-    /// (scripts/gpu/record-book.sh).
+    /// (scripts/gpu/extra-record-book.sh).
     #[arg(long, value_name = "DIR")]
     record: Option<PathBuf>,
 }

@@ -119,14 +119,22 @@ pub fn bandwidth_svg(points: &[BandwidthPoint], title: &str) -> super::Svg {
             series.sort_by(|a, b| a.0.total_cmp(&b.0));
             let base = if dir == CopyDir::HostToDevice { HTOD } else { DTOH };
             let color = if pinned { base } else { style::lighten(base, 0.45) };
-            let line = color.stroke_width(if pinned { 3 } else { 2 });
+            // Host to device is drawn first and wider, so that where the two directions are
+            // equal (the emulator's model) its colour still edges the other's line.
+            let width = match (dir, pinned) {
+                (CopyDir::HostToDevice, true) => 6,
+                (CopyDir::HostToDevice, false) => 5,
+                _ => 2,
+            };
+            let line = color.stroke_width(width);
             let name =
                 format!("{} {}", if dir == CopyDir::HostToDevice { "HtoD" } else { "DtoH" }, if pinned { "pinned" } else { "pageable" });
             chart
                 .draw_series(LineSeries::new(series.clone(), line))?
                 .label(name)
                 .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], line));
-            chart.draw_series(series.into_iter().map(|p| Circle::new(p, 4, color.filled())))?;
+            let dot = if dir == CopyDir::HostToDevice { 5 } else { 3 };
+            chart.draw_series(series.into_iter().map(|p| Circle::new(p, dot, color.filled())))?;
         }
         chart
             .configure_series_labels()

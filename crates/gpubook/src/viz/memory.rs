@@ -10,10 +10,11 @@ use plotters::prelude::*;
 /// Sectors per warp request against the stride, with the bytes used of those moved.
 pub fn sectors_svg(points: &[StridePoint], title: &str) -> super::Svg {
     let max_stride = points.iter().map(|p| p.stride).max().unwrap_or(32).max(2) as f64;
-    render(760, 420, |area| {
+    render(style::COLUMN, 420, |area| {
         let mut chart = ChartBuilder::on(area)
-            .caption(title, (style::FONT, 18))
-            .margin(16)
+            .caption(title, (style::FONT, style::TITLE))
+            .margin(12)
+            .margin_right(20)
             .x_label_area_size(44)
             .y_label_area_size(56)
             .right_y_label_area_size(56)
@@ -23,9 +24,18 @@ pub fn sectors_svg(points: &[StridePoint], title: &str) -> super::Svg {
             .configure_mesh()
             .x_desc("floats between neighbouring lanes' addresses")
             .y_desc("32-byte sectors per warp request")
-            .label_style((style::FONT, 13))
+            .x_label_formatter(&|v| format!("{v:.0}"))
+            .y_label_formatter(&|v| format!("{v:.0}"))
+            .label_style((style::FONT, style::SMALL))
+            .axis_desc_style((style::FONT, style::SMALL))
             .draw()?;
-        chart.configure_secondary_axes().y_desc("% of moved bytes used").label_style((style::FONT, 13)).draw()?;
+        chart
+            .configure_secondary_axes()
+            .y_desc("% of moved bytes used")
+            .y_label_formatter(&|v| format!("{v:.0}"))
+            .label_style((style::FONT, style::SMALL))
+            .axis_desc_style((style::FONT, style::SMALL))
+            .draw()?;
         let sectors: Vec<(f64, f64)> = points.iter().map(|p| (p.stride as f64, p.sectors_per_request)).collect();
         let color = PALETTE[0];
         chart
@@ -45,7 +55,7 @@ pub fn sectors_svg(points: &[StridePoint], title: &str) -> super::Svg {
             .position(SeriesLabelPosition::MiddleRight)
             .background_style(WHITE.mix(0.9))
             .border_style(style::INK)
-            .label_font((style::FONT, 13))
+            .label_font((style::FONT, style::LABEL))
             .draw()?;
         Ok(())
     })
@@ -55,10 +65,11 @@ pub fn sectors_svg(points: &[StridePoint], title: &str) -> super::Svg {
 /// register budget, for blocks with `shared_bytes` of shared memory each.
 pub fn occupancy_svg(sm: &SmLimits, registers: &[u32], shared_bytes: u32, title: &str) -> super::Svg {
     let sizes: Vec<u32> = (1..=32).map(|w| w * 32).collect();
-    render(760, 420, |area| {
+    render(style::COLUMN, 420, |area| {
         let mut chart = ChartBuilder::on(area)
-            .caption(title, (style::FONT, 18))
-            .margin(16)
+            .caption(title, (style::FONT, style::TITLE))
+            .margin(12)
+            .margin_right(20)
             .x_label_area_size(44)
             .y_label_area_size(56)
             .build_cartesian_2d(0u32..1056u32, 0.0..110.0)?;
@@ -66,8 +77,10 @@ pub fn occupancy_svg(sm: &SmLimits, registers: &[u32], shared_bytes: u32, title:
             .configure_mesh()
             .x_desc("threads per block")
             .y_desc("occupancy: % of the SM's warps resident")
+            .y_label_formatter(&|v| format!("{v:.0}"))
             .x_labels(9)
-            .label_style((style::FONT, 13))
+            .label_style((style::FONT, style::SMALL))
+            .axis_desc_style((style::FONT, style::SMALL))
             .draw()?;
         for (i, &r) in registers.iter().enumerate() {
             let color = PALETTE[i % PALETTE.len()];
@@ -89,7 +102,7 @@ pub fn occupancy_svg(sm: &SmLimits, registers: &[u32], shared_bytes: u32, title:
             .position(SeriesLabelPosition::LowerLeft)
             .background_style(WHITE.mix(0.9))
             .border_style(style::INK)
-            .label_font((style::FONT, 13))
+            .label_font((style::FONT, style::LABEL))
             .draw()?;
         Ok(())
     })

@@ -16,10 +16,11 @@ pub fn roofline_svg(r: &Roofline, title: &str) -> super::Svg {
     let bottom = (roofs.attainable(10f64.powf(lo_x)).log10().floor())
         .min(r.points.iter().filter_map(|p| p.gflop_per_s()).map(|g| g.log10().floor()).fold(f64::INFINITY, f64::min))
         .max(top - 6.0);
-    render(760, 460, |area| {
+    render(style::COLUMN, 460, |area| {
         let mut chart = ChartBuilder::on(area)
-            .caption(title, (style::FONT, 18))
-            .margin(16)
+            .caption(title, (style::FONT, style::TITLE))
+            .margin(12)
+            .margin_right(20)
             .x_label_area_size(44)
             .y_label_area_size(64)
             .build_cartesian_2d(lo_x..hi_x, bottom..top)?;
@@ -31,7 +32,8 @@ pub fn roofline_svg(r: &Roofline, title: &str) -> super::Svg {
             .y_labels(((top - bottom).ceil() as usize + 1).min(12))
             .x_label_formatter(&|x| power_of_ten(*x))
             .y_label_formatter(&|y| power_of_ten(*y))
-            .label_style((style::FONT, 13))
+            .label_style((style::FONT, style::SMALL))
+            .axis_desc_style((style::FONT, style::SMALL))
             .draw()?;
         // The roofs: bandwidth × AI up to the ridge, then the peak.
         let roof: Vec<(f64, f64)> =
@@ -58,7 +60,7 @@ pub fn roofline_svg(r: &Roofline, title: &str) -> super::Svg {
             .position(SeriesLabelPosition::LowerRight)
             .background_style(WHITE.mix(0.9))
             .border_style(style::INK)
-            .label_font((style::FONT, 13))
+            .label_font((style::FONT, style::LABEL))
             .draw()?;
         Ok(())
     })

@@ -7,5 +7,6 @@ mod ch03_ch04;
 mod ch07_ch09;
 mod ch10_ch11;
 mod ch12_ch13;
+mod ch14;
 mod host_answers;
 mod skipped_concepts;

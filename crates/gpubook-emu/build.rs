@@ -25,19 +25,18 @@ fn main() {
 }
 
 fn collect(root: &Path, dir: &Path, files: &mut Vec<(String, PathBuf)>) {
-    let entries = std::fs::read_dir(dir).unwrap_or_else(|e| panic!("reading {}: {e}", dir.display()));
-    for entry in entries {
-        let path = entry.unwrap_or_else(|e| panic!("reading {}: {e}", dir.display())).path();
-        let rel = path.strip_prefix(root).expect("under root").to_string_lossy().replace('\\', "/");
-        let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-        if name.starts_with('.') || rel == "tests" || rel.starts_with("tests/") {
+    let hidden_or_tests = |e: &walkdir::DirEntry| {
+        let rel = e.path().strip_prefix(root).unwrap_or(e.path());
+        e.file_name().to_string_lossy().starts_with('.') || rel.starts_with("tests")
+    };
+    for entry in walkdir::WalkDir::new(dir).min_depth(1).into_iter().filter_entry(|e| !hidden_or_tests(e)) {
+        let entry = entry.unwrap_or_else(|e| panic!("reading {}: {e}", dir.display()));
+        if !entry.file_type().is_file() {
             continue;
         }
-        if path.is_dir() {
-            collect(root, &path, files);
-        } else {
-            let abs = path.canonicalize().unwrap_or_else(|e| panic!("resolving {}: {e}", path.display()));
-            files.push((rel, abs));
-        }
+        let path = entry.path();
+        let rel = path.strip_prefix(root).expect("under root").to_string_lossy().replace('\\', "/");
+        let abs = path.canonicalize().unwrap_or_else(|e| panic!("resolving {}: {e}", path.display()));
+        files.push((rel, abs));
     }
 }

@@ -15,6 +15,10 @@ pub mod ch02;
 pub mod ch03;
 #[cfg(feature = "ch04")]
 pub mod ch04;
+#[cfg(feature = "ch05")]
+pub mod ch05;
+#[cfg(feature = "ch06")]
+pub mod ch06;
 #[cfg(feature = "ch07")]
 pub mod ch07;
 #[cfg(feature = "ch08")]

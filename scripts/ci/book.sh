@@ -1,20 +1,28 @@
 #!/usr/bin/env bash
-# CI for the book: build it with `gpubook book` (which fails on a preprocessor error, an mdbook
-# ERROR such as a missing {{#include}} file or anchor, or a broken internal link), fail on any ERROR
-# line in its output too, then open pages in headless Chromium and check that an exercise box and
-# a figure are in the rendered DOM. Screenshots go to target/screenshots/ for a person to look at.
+# CI for the book: make the API reference (rustdoc), build the book with `gpubook book` (which
+# fails on a preprocessor error, an mdbook ERROR such as a missing {{#include}} file or anchor, an
+# answer included on a page, a failed notebook, or a broken internal link), then read every page in
+# headless Chromium (scripts/ci/book_check.py): it fails when a code block or table overflows its
+# column at 1280 px, when a figure's text is under 10 px as displayed, or when a marker was left
+# unexpanded; and it takes screenshots of every page at 1280 and 400 px, in target/screenshots/,
+# for a person to look at.
+#
+# The notebooks' outputs come from scripts/ci/notebooks.sh, which CI runs first (target/notebooks/);
+# without them the notebook pages show their cells alone, and say so.
 #
 # Usage: scripts/ci/book.sh   (from anywhere in the checkout; GPUBOOK_BIN=path uses a gpubook
 #        binary built already instead of `cargo build`)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 started=$SECONDS
-mkdir -p target/screenshots
-
 say() { printf '[book] %s\n' "$*"; }
 fail() { printf '[book] FAIL: %s\n' "$*" >&2; exit 1; }
 
-# 1. Build. The figure cache is kept between runs (target/book-cache) and keyed by content.
+# 1. The API reference, which the book copies in as api/ and links to.
+say "API reference: cargo doc"
+cargo doc --quiet --no-deps -p gpubook -p gpubook-sim -p gpubook-emu
+
+# 2. Build. The figure cache is kept between runs (target/book-cache) and keyed by content.
 say "building the book"
 bin=${GPUBOOK_BIN:-}
 if [ -z "$bin" ]; then
@@ -22,51 +30,25 @@ if [ -z "$bin" ]; then
     bin=./target/debug/gpubook
 fi
 log=target/book-build.log
+mkdir -p target
 if ! "$bin" book 2>&1 | tee "$log"; then
     fail "gpubook book failed (see above)"
 fi
 grep -q 'ERROR' "$log" && fail "the build printed ERROR lines (see $log)"
-dest=target/book
-[ -f "$dest/index.html" ] || fail "no $dest/index.html"
+grep -q '^API reference: in the book' "$log" || fail "the API reference did not make it into the book (see $log)"
+[ -f target/book/index.html ] || fail "no target/book/index.html"
 
-# 2. Headless Chromium (Debian's package; installed here when missing).
-if ! command -v chromium >/dev/null; then
-    say "installing chromium"
+# 3. Headless Chromium and its WebDriver (Debian's packages), installed here when missing.
+if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; then
+    say "installing chromium and chromium-driver"
+    sudo=$([ "$(id -u)" = 0 ] || echo sudo)
     export DEBIAN_FRONTEND=noninteractive
-    apt-get update -qq >/dev/null
-    apt-get install -y -qq chromium fonts-dejavu-core >/dev/null
+    $sudo apt-get update -qq >/dev/null
+    $sudo apt-get install -y -qq chromium chromium-driver fonts-dejavu-core >/dev/null
 fi
-profile=$(mktemp -d)
-trap 'rm -rf "$profile"' EXIT
-chrome() {
-    timeout 90 chromium --headless --no-sandbox --disable-gpu --disable-background-networking \
-        --disable-component-update --no-first-run --user-data-dir="$profile" "$@" 2>/dev/null
-}
 
-# 3. Each page: the DOM after its scripts ran must hold what the page is for (pairs of a fixed
-#    string and its name); then a screenshot for people.
-check_page() { # page, then needle, what, needle, what, ...
-    local page=$1 name dom
-    shift
-    name=$(echo "${page%.html}" | tr '/' '-')
-    dom=target/screenshots/$name.dom.html
-    chrome --dump-dom "file://$PWD/$dest/$page" >"$dom" || fail "chromium could not open $page"
-    while [ $# -gt 0 ]; do
-        grep -qF "$1" "$dom" || fail "$page: no $2 in the rendered page ($dom)"
-        say "$page: $2 rendered"
-        shift 2
-    done
-    chrome --window-size=1280,2400 --hide-scrollbars --screenshot="target/screenshots/$name.png" "file://$PWD/$dest/$page" >/dev/null \
-        || fail "chromium could not screenshot $page"
-    [ "$(stat -c %s "target/screenshots/$name.png")" -gt 20000 ] || fail "$page: the screenshot is (nearly) blank"
-    say "$page: screenshot in target/screenshots/$name.png"
-}
-check_page introduction.html 'class="gpubook-exercise"' "exercise box" '<figure class="gpubook-figure"' "figure (inline SVG)"
-check_page appendix-figures.html '<svg' "inline SVG figures" 'class="gpubook-run"' "build-time output"
-# A chapter with an exercise box, once the chapters have any.
-chapter=$(grep -l 'class="gpubook-exercise"' "$dest"/ch0*/*.html 2>/dev/null | head -n 1 || true)
-if [ -n "$chapter" ]; then
-    check_page "${chapter#"$dest"/}" 'class="gpubook-exercise"' "exercise box"
-fi
+# 4. Every page, as a reader sees it.
+say "reading every page in Chromium"
+python3 scripts/ci/book_check.py --book target/book --shots target/screenshots || fail "the pages above do not read right"
 
 say "ok in $((SECONDS - started)) s"

@@ -2,7 +2,8 @@
 # CI for the notebooks: install the evcxr Jupyter kernel (0.22.0) and the Python client bits, run
 # every notebook top to bottom headless (on the CPU emulator when there is no GPU), and fail on any
 # error output or panic. Then run a notebook with a planted panic and require the check to FAIL,
-# so a check that went blind cannot pass. Executed notebooks go to target/notebooks/.
+# so a check that went blind cannot pass. Executed notebooks go to target/notebooks/, where
+# `gpubook book` takes them for the book's notebook pages (run this before scripts/ci/book.sh).
 #
 # Usage: scripts/ci/notebooks.sh   (from anywhere in the checkout)
 set -euo pipefail

@@ -1,11 +1,7 @@
 #!/usr/bin/env bash
 # Chapter 11 on the GPU (run.sh runs every gpu-bin/extra-*.sh after the tests): `gpubook overlap`
-# at its defaults, then with `layer` filling the GPU. The book's H200 tables and timelines come
-# from these:
-#   the first output (without its "wrote" lines)   -> book/src/ch11-dualpipe/h200-overlap.txt
-#   $OUT/overlap-svg/chunk_pair_dualpipe.svg         -> book/src/ch11-dualpipe/h200-dualpipe.svg
-#   the second output                                -> book/src/ch11-dualpipe/h200-overlap-full.txt
-#   $OUT/overlap-full-svg/chunk_pair_dualpipe.svg    -> book/src/ch11-dualpipe/h200-dualpipe-full.svg
+# at its defaults, then with `layer` filling the GPU, with their timelines as SVG. The book's
+# H200 outputs come from extra-record-book.sh (book/recorded/); these are for the log.
 out=${OUT:-/tmp/gpubook-out}
 echo "== gpubook overlap"
 ./gpu-bin/gpubook overlap --svg "$out/overlap-svg"

@@ -46,6 +46,9 @@ for line in sys.stdin:
 ' "$out"
 strip "$out"/gpubook "$out"/tests/* "$out"/stubs/*
 cp scripts/gpu/run.sh "$out/run.sh"
+# The commit the binaries are built from, for recordings made there (extra-record-book.sh).
+{ git rev-parse --short HEAD 2>/dev/null || echo unknown; } | tr -d '\n' > "$out/COMMIT"
+git diff --quiet 2>/dev/null || printf -- '-dirty' >> "$out/COMMIT"
 cp scripts/gpu/extra-*.sh "$out/" 2>/dev/null || true
 du -sh "$out"
 mkdir -p gpu-pack

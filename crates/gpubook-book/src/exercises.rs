@@ -1,25 +1,50 @@
-//! `{{#exercise ID}}`: an exercise box made from `exercises.toml` — what to edit, how to check it,
-//! the concepts, and the hints folded away. The catalog is the one list of exercises, so the
-//! book also fails when an exercise has no box in its chapter.
+//! `{{#exercise ID}}`: an exercise box made from `exercises.toml` and the generated stubs —
+//! what to edit and the signatures to complete there, how to check it, what a failing report
+//! looks like, the concepts, the hints folded away, and how to see the book's answer once it
+//! passes. The catalog is the one list of exercises, so the book also fails when an exercise has
+//! no box in its chapter.
 
-use super::markers;
+use super::{markers, signatures, wrap};
 use anyhow::{anyhow, bail};
 use gpubook::catalog::{Catalog, Exercise};
 use mdbook_preprocessor::book::{Book, BookItem};
 use mdbook_preprocessor::{Preprocessor, PreprocessorContext};
+use std::path::{Path, PathBuf};
+
+/// Where the report an untouched stub gets is kept, one `<exercise-id>.txt` each.
+pub const STUB_REPORTS: &str = "crates/gpubook/tests/snapshots/stub-reports";
 
 pub struct ExerciseBoxes {
     catalog: Catalog,
     /// Chapters not written yet: their exercises need no box.
     drafts: Vec<u32>,
+    /// The workspace root (exercises/ and the stub reports are read from it).
+    root: PathBuf,
 }
 
 impl ExerciseBoxes {
     pub const NAME: &'static str = "gpubook-exercises";
 
-    pub fn new(catalog: Catalog, drafts: Vec<u32>) -> Self {
-        ExerciseBoxes { catalog, drafts }
+    pub fn new(catalog: Catalog, drafts: Vec<u32>, root: &Path) -> Self {
+        ExerciseBoxes { catalog, drafts, root: root.to_path_buf() }
     }
+
+    /// What a box shows beyond the catalog: the stub's signatures and, when one is recorded,
+    /// the report an untouched stub gets.
+    fn extras(&self, e: &Exercise) -> anyhow::Result<Extras> {
+        let others: Vec<&str> = self.catalog.exercises.iter().filter(|o| o.id != e.id).map(|o| o.function.as_str()).collect();
+        let signatures = signatures::of_files(&self.root.join("exercises"), &e.files, &e.function, &others)?;
+        let report_path = self.root.join(STUB_REPORTS).join(format!("{}.txt", e.id));
+        let stub_report = std::fs::read_to_string(&report_path).ok();
+        Ok(Extras { signatures, stub_report })
+    }
+}
+
+/// The parts of a box read from files.
+#[derive(Debug, Default)]
+pub struct Extras {
+    pub signatures: Vec<signatures::Signature>,
+    pub stub_report: Option<String>,
 }
 
 impl Preprocessor for ExerciseBoxes {
@@ -43,7 +68,7 @@ impl Preprocessor for ExerciseBoxes {
                 let id = m.args.positional(0).ok_or_else(|| anyhow!("names no exercise (`{{{{#exercise ch03-vector-add}}}}`)"))?;
                 let e = self.catalog.get(id).ok_or_else(|| anyhow!("no exercise `{id}` in exercises.toml"))?;
                 boxes.push((id.to_string(), path.clone()));
-                Ok(render(e))
+                Ok(render(e, &self.extras(e)?))
             });
             match rendered {
                 Ok(content) => ch.content = content,
@@ -68,8 +93,8 @@ impl Preprocessor for ExerciseBoxes {
 }
 
 /// The box. Hints are Markdown (they use `code`), so each sits between blank lines inside its
-/// `<details>`, where mdbook renders it.
-pub fn render(e: &Exercise) -> String {
+/// `<details>`, where mdbook renders it; the rest is HTML, code reflowed to the column.
+pub fn render(e: &Exercise, x: &Extras) -> String {
     let files = e.files.iter().map(|f| format!("<code>exercises/{}</code>", esc(f))).collect::<Vec<_>>().join(", ");
     let test = format!("cargo test -p exercises --test {} {}", e.test, e.function);
     let concepts = e.concepts.iter().map(|c| esc(c)).collect::<Vec<_>>().join(" · ");
@@ -77,20 +102,53 @@ pub fn render(e: &Exercise) -> String {
         "\n<div class=\"gpubook-exercise\" id=\"exercise-{id}\">\n\
          <div class=\"gpubook-exercise-title\"><span class=\"gpubook-badge\">Exercise</span> {title} <code>{id}</code></div>\n\
          <dl class=\"gpubook-exercise-facts\">\n\
-         <dt>Edit</dt><dd>{files}</dd>\n\
-         <dt>Check</dt><dd><code>gpubook check {id}</code> or <code>{test}</code></dd>\n\
-         <dt>Concepts</dt><dd>{concepts}</dd>\n\
-         </dl>\n",
+         <dt>Edit</dt><dd>{files}</dd>\n",
         id = esc(&e.id),
         title = esc(&e.title),
+    );
+    if !x.signatures.is_empty() {
+        out += &format!("<dt>Complete</dt><dd class=\"gpubook-signatures\">{}</dd>\n", signatures_html(&x.signatures));
+    }
+    out += &format!(
+        "<dt>Check</dt><dd><code>gpubook check {id}</code> or <code>{test}</code></dd>\n\
+         <dt>Concepts</dt><dd>{concepts}</dd>\n\
+         <dt>Answer</dt><dd>once it passes, <code>gpubook solution {id}</code> shows the book's, with the lines the exercise asked for highlighted</dd>\n\
+         </dl>\n",
+        id = esc(&e.id),
         test = esc(&test),
     );
+    if let Some(report) = &x.stub_report {
+        out += &format!(
+            "<details class=\"gpubook-stub-report\"><summary>What a failing report looks like: the untouched stub's</summary>\n<pre><code class=\"language-text\">{}</code></pre>\n</details>\n",
+            wrap::preformatted_html(report, wrap::Lang::Text, wrap::BOX_COLUMNS)
+        );
+    }
     let n = e.hints.len();
     for (i, hint) in e.hints.iter().enumerate() {
         let hint = escape_outside_code(hint);
         out += &format!("<details class=\"gpubook-hint\"><summary>Hint {} of {n}</summary>\n\n{hint}\n\n</details>\n", i + 1);
     }
     out + "</div>\n"
+}
+
+/// Each signature under the file it is in: its summary as a comment, then the declaration.
+fn signatures_html(sigs: &[signatures::Signature]) -> String {
+    sigs.iter()
+        .map(|s| {
+            let marker = if s.lang == "rust" { "///" } else { "//" };
+            let code = match &s.summary {
+                Some(sum) => format!("{marker} {sum}\n{}", s.declaration),
+                None => s.declaration.clone(),
+            };
+            let lang = if s.lang == "rust" { wrap::Lang::Rust } else { wrap::Lang::C };
+            format!(
+                "<div class=\"gpubook-signature-file\"><code>{}</code></div><pre><code class=\"language-{}\">{}</code></pre>",
+                esc(&s.file),
+                s.lang,
+                wrap::preformatted_html(&code, lang, wrap::BOX_COLUMNS)
+            )
+        })
+        .collect()
 }
 
 /// A hint's text with `<`, `>` and `&` escaped outside `code` spans: hints are prose, and a bare
@@ -123,7 +181,21 @@ mod tests {
 
     #[test]
     fn the_box_has_everything_a_learner_needs() {
-        let html = render(&exercise());
+        let sig = signatures::Signature {
+            file: "exercises/src/ch03.rs".into(),
+            summary: Some("c = a + b.".into()),
+            declaration: "pub fn vector_add(gpu: &Gpu, a: &[f32], b: &[f32]) -> Result<Vec<f32>> { ... }".into(),
+            lang: "rust",
+        };
+        let x = Extras { signatures: vec![sig], stub_report: Some("FAIL ch03-vector-add\n\nnot yet implemented: <copy a>".into()) };
+        let html = render(&exercise(), &x);
+        assert!(
+            html.contains("<code>exercises/src/ch03.rs</code></div><pre><code class=\"language-rust\">/// c = a + b.\npub fn vector_add(")
+        );
+        assert!(html.contains("<summary>What a failing report looks like"));
+        assert!(html.contains("FAIL ch03-vector-add\n&#160;\nnot yet implemented: &lt;copy a&gt;"), "{html}");
+        assert!(html.contains("<code>gpubook solution ch03-vector-add</code>"));
+        assert!(!render(&exercise(), &Extras::default()).contains("failing report"));
         assert!(html.contains("id=\"exercise-ch03-vector-add\""));
         assert!(html.contains("<code>exercises/kernels/ch03/vector_add.cu</code>"));
         assert!(html.contains("<code>gpubook check ch03-vector-add</code>"));

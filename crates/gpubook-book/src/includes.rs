@@ -1,6 +1,10 @@
 //! `{{#include path:anchor}}` checked before mdbook expands it: mdbook reports a missing file but
 //! silently includes nothing for a missing anchor, so a renamed `ANCHOR:` would leave an empty
 //! code block on the page. This fails the build instead, naming the page, the file and the anchor.
+//!
+//! It also keeps answers off the pages: an include from `solutions/` may show what the stubs
+//! show too (given code, signatures), never a line of a `// SOLUTION` region. A page shows the
+//! learner's stub from `exercises/`, or a worked example with a different kernel.
 
 use super::markers;
 use anyhow::{anyhow, bail};
@@ -48,16 +52,47 @@ fn check(dir: &Path, target: &str) -> anyhow::Result<()> {
     let file = dir.join(path);
     let text = std::fs::read_to_string(&file).map_err(|e| anyhow!("cannot read {}: {e}", file.display()))?;
     let anchor = rest.split(':').next().unwrap_or("");
-    if anchor.is_empty() || anchor.parse::<usize>().is_ok() {
-        return Ok(()); // the whole file, or a range of lines
+    let lines: Vec<&str> = text.lines().collect();
+    let shown: std::ops::Range<usize> = if anchor.is_empty() {
+        0..lines.len()
+    } else if let Ok(from) = anchor.parse::<usize>() {
+        // `path:from:to`, 1-based and inclusive, `to` optional.
+        let to = rest.split(':').nth(1).and_then(|t| t.parse::<usize>().ok()).unwrap_or(lines.len());
+        from.saturating_sub(1)..to.min(lines.len())
+    } else {
+        let at = |marker: &str| {
+            lines.iter().position(|l| l.split(marker).nth(1).is_some_and(|after| after.split_whitespace().next() == Some(anchor)))
+        };
+        match (at("ANCHOR:"), at("ANCHOR_END:")) {
+            (Some(a), Some(b)) => a + 1..b,
+            (None, _) => return Err(anyhow!("{} has no `ANCHOR: {anchor}`", file.display())),
+            (Some(_), None) => return Err(anyhow!("{} has `ANCHOR: {anchor}` but no `ANCHOR_END: {anchor}`", file.display())),
+        }
+    };
+    if file.components().any(|c| c.as_os_str() == "solutions")
+        && let Some(i) = shown.clone().find(|&i| !lines[i].contains("ANCHOR") && in_solution(&lines, i))
+    {
+        return Err(anyhow!(
+            "shows an exercise's answer: line {} of {} is inside a `// SOLUTION` region. Include the stub from \
+             exercises/ (`gpubook solution` shows the answer once the exercise passes), or show a different kernel",
+            i + 1,
+            file.display()
+        ));
     }
-    let has =
-        |marker: &str| text.lines().any(|l| l.split(marker).nth(1).is_some_and(|after| after.split_whitespace().next() == Some(anchor)));
-    match (has("ANCHOR:"), has("ANCHOR_END:")) {
-        (true, true) => Ok(()),
-        (false, _) => Err(anyhow!("{} has no `ANCHOR: {anchor}`", file.display())),
-        (true, false) => Err(anyhow!("{} has `ANCHOR: {anchor}` but no `ANCHOR_END: {anchor}`", file.display())),
+    Ok(())
+}
+
+/// Whether line `i` lies between a `// SOLUTION` and its `// END SOLUTION`.
+fn in_solution(lines: &[&str], i: usize) -> bool {
+    let mut inside = false;
+    for l in &lines[..=i] {
+        match l.trim() {
+            "// SOLUTION" => inside = true,
+            "// END SOLUTION" => inside = false,
+            _ => {}
+        }
     }
+    inside
 }
 
 #[cfg(test)]
@@ -76,5 +111,19 @@ mod tests {
         assert!(check(&dir, "k.cu:open").unwrap_err().to_string().contains("no `ANCHOR_END: open`"));
         assert!(check(&dir, "missing.cu:body").unwrap_err().to_string().contains("cannot read"));
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn answers_stay_off_the_page() {
+        let dir = std::env::temp_dir().join(format!("gpubook-includes-sol-{}", std::process::id())).join("solutions");
+        std::fs::create_dir_all(&dir).unwrap();
+        let kernel = "// ANCHOR: signature\nvoid f(int* x) {\n// ANCHOR_END: signature\n    // SOLUTION\n    // ANCHOR: body\n    x[0] = 1;\n    // ANCHOR_END: body\n    // STUB\n    // // TODO\n    // END SOLUTION\n}\n";
+        std::fs::write(dir.join("k.cu"), kernel).unwrap();
+        assert!(check(&dir, "k.cu:signature").is_ok());
+        let e = check(&dir, "k.cu:body").unwrap_err().to_string();
+        assert!(e.contains("shows an exercise's answer") && e.contains("line 6"), "{e}");
+        assert!(check(&dir, "k.cu").is_err(), "the whole file holds the answer");
+        assert!(check(&dir, "k.cu:1:3").is_ok());
+        std::fs::remove_dir_all(dir.parent().unwrap()).unwrap();
     }
 }

@@ -1,15 +1,17 @@
 //! The book, built in-process: mdbook 0.5's driver with our preprocessors, then a link check.
 //!
 //! ```text
-//! book/src ─► include check ─► exercise boxes ─► figures and runs ─► mdbook's links ─► index
-//!             (files, anchors)  (exercises.toml)  (gpubook::viz,      ({{#include}})
-//!                                                  cached by content)
-//!          ─► HTML in target/book ─► link check
+//! book/src ─► include check ─► exercise boxes ─► figures and runs ─► notebook pages
+//!             (files, anchors,  (exercises.toml,  (gpubook::viz,      (target/notebooks,
+//!              no answers)       the stubs)        book/recorded)      executed by CI)
+//!          ─► mdbook's links ─► index ─► code reflowed to the column ─► HTML in target/book
+//!             ({{#include}})                                            ─► link check
 //! ```
 //!
 //! Our preprocessors run before mdbook's `links`, so `\{{#figure ...}}` stays escaped the way
 //! `\{{#include ...}}` does (links removes the backslash afterwards).
 
+mod api;
 mod cache;
 mod ep_outputs;
 mod exercises;
@@ -18,9 +20,13 @@ mod includes;
 mod links;
 mod log;
 mod markers;
+mod notebooks;
 mod outputs;
+mod recorded;
 mod serve;
+mod signatures;
 mod summary;
+mod wrap;
 
 pub use figures::FigureStats;
 pub use links::Broken;
@@ -49,6 +55,13 @@ pub struct Options {
     pub cache_dir: PathBuf,
     /// `false` runs every figure again (and refreshes the cache).
     pub use_cache: bool,
+    /// The executed notebooks scripts/ci/notebooks.sh wrote (`target/notebooks`).
+    pub notebooks: PathBuf,
+    /// Where `cargo doc` writes the library's rustdoc (`target/doc`), copied into the book.
+    pub api_docs: PathBuf,
+    /// Run the `recorded=` markers on this machine's device and write their recordings here
+    /// (`gpubook book --record DIR`, on a GPU machine), instead of reading book/recorded/.
+    pub record: Option<PathBuf>,
 }
 
 impl Options {
@@ -57,7 +70,15 @@ impl Options {
     pub fn new(root: &Path) -> Options {
         let target = std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|| root.join("target"));
         let target = if target.is_absolute() { target } else { root.join(target) };
-        Options { root: root.to_path_buf(), dest: target.join("book"), cache_dir: target.join("book-cache"), use_cache: true }
+        Options {
+            root: root.to_path_buf(),
+            dest: target.join("book"),
+            cache_dir: target.join("book-cache"),
+            use_cache: true,
+            record: None,
+            notebooks: target.join("notebooks"),
+            api_docs: target.join("doc"),
+        }
     }
 }
 
@@ -67,6 +88,9 @@ pub struct Report {
     pub dest: PathBuf,
     pub pages: usize,
     pub figures: FigureStats,
+    pub notebooks: notebooks::NotebookStats,
+    /// The rustdoc was there and is in the book as `api/`.
+    pub api: bool,
     /// Chapters whose pages are not written yet (drafts in SUMMARY.md).
     pub drafts: Vec<u32>,
     pub secs: f64,
@@ -87,6 +111,19 @@ impl fmt::Display for Report {
         )?;
         if let Some((marker, secs)) = &fig.slowest {
             write!(f, "\nslowest: {{{{#{marker}}}}} ({secs:.2} s)")?;
+        }
+        if self.api {
+            write!(f, "\nAPI reference: in the book as api/")?;
+        } else {
+            write!(f, "\nAPI reference: not built, so not linked (`{}` makes it)", api::DOC_COMMAND)?;
+        }
+        let nb = &self.notebooks;
+        write!(f, "\nnotebooks: {} shown with their outputs", nb.executed)?;
+        if !nb.without_outputs.is_empty() {
+            write!(f, "; without outputs (scripts/ci/notebooks.sh runs them): {}", nb.without_outputs.join(", "))?;
+        }
+        if !fig.not_recorded.is_empty() {
+            write!(f, "\nnot recorded yet (scripts/gpu/record-book.sh on a GPU): {}", fig.not_recorded.join(", "))?;
         }
         if !self.drafts.is_empty() {
             let list: Vec<String> = self.drafts.iter().map(u32::to_string).collect();
@@ -117,12 +154,17 @@ pub fn build(opts: &Options) -> anyhow::Result<Report> {
     let mut book = MDBook::load_with_config(&book_dir, config).context("loading the book")?;
 
     let stats = Arc::new(Mutex::new(FigureStats::default()));
+    let nb_stats = Arc::new(Mutex::new(notebooks::NotebookStats::default()));
     let cache = cache::Cache::new(opts.cache_dir.clone(), &opts.root, opts.use_cache);
     book.with_preprocessor(includes::IncludeCheck)
-        .with_preprocessor(exercises::ExerciseBoxes::new(catalog, drafts.clone()))
-        .with_preprocessor(figures::Figures::new(cache, stats.clone()))
+        .with_preprocessor(summary::Contents { summary: summary_text.clone(), catalog: catalog.clone(), drafts: drafts.clone() })
+        .with_preprocessor(exercises::ExerciseBoxes::new(catalog.clone(), drafts.clone(), &opts.root))
+        .with_preprocessor(figures::Figures::new(cache, stats.clone(), &opts.root, opts.record.clone()))
+        .with_preprocessor(notebooks::Notebooks::new(catalog, drafts.clone(), &opts.root, opts.notebooks.clone(), nb_stats.clone()))
+        .with_preprocessor(api::ApiLinks::new(&opts.api_docs))
         .with_preprocessor(LinkPreprocessor::new())
-        .with_preprocessor(IndexPreprocessor::new());
+        .with_preprocessor(IndexPreprocessor::new())
+        .with_preprocessor(wrap::CodeWrap);
     let pages = book.iter().filter(|item| matches!(item, BookItem::Chapter(ch) if ch.path.is_some())).count();
 
     let errors_before = log::errors();
@@ -131,6 +173,7 @@ pub fn build(opts: &Options) -> anyhow::Result<Report> {
     if errors > 0 {
         bail!("mdbook reported {errors} error{} (the ERROR lines above)", if errors == 1 { "" } else { "s" });
     }
+    let api = api::copy(&opts.api_docs, &opts.dest).context("copying the API reference")?;
     let broken = links::check(&opts.dest).context("checking links")?;
     if !broken.is_empty() {
         let list: Vec<String> = broken
@@ -142,5 +185,6 @@ pub fn build(opts: &Options) -> anyhow::Result<Report> {
         bail!("{} broken internal link{}:\n{}", broken.len(), if broken.len() == 1 { "" } else { "s" }, list.join("\n"));
     }
     let figures = lock(&stats).clone();
-    Ok(Report { dest: opts.dest.clone(), pages, figures, drafts, secs: started.elapsed().as_secs_f64() })
+    let notebooks = lock(&nb_stats).clone();
+    Ok(Report { dest: opts.dest.clone(), pages, figures, notebooks, api, drafts, secs: started.elapsed().as_secs_f64() })
 }

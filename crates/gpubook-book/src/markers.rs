@@ -17,6 +17,16 @@ pub struct Marker {
     pub text: String,
 }
 
+impl Marker {
+    /// The same marker without its `key=` arguments (its text too).
+    pub fn without(&self, key: &str) -> Marker {
+        let mut m = self.clone();
+        m.args.named.retain(|(k, _)| k != key);
+        m.text = self.text.split(' ').filter(|w| !w.starts_with(&format!("{key}="))).collect::<Vec<_>>().join(" ");
+        m
+    }
+}
+
 /// The markers named one of `names`, in page order.
 pub fn find(page: &str, names: &[&str]) -> anyhow::Result<Vec<Marker>> {
     let mut out = Vec::new();
@@ -186,6 +196,15 @@ mod tests {
         assert_eq!(m[0].args.positional(0), Some("launch"));
         assert_eq!(m[0].args.get("n", 0usize).unwrap(), 1000);
         assert_eq!(m[1].args.positional(0), Some("ch03-vector-add"));
+    }
+
+    #[test]
+    fn a_marker_without_a_key() {
+        let m = find("{{#run overlap n=5 recorded=h200-overlap}}", &["run"]).unwrap().remove(0);
+        let w = m.without("recorded");
+        assert_eq!(w.text, "run overlap n=5");
+        assert_eq!(w.args.raw("recorded"), None);
+        assert_eq!(w.args.raw("n"), Some("5"));
     }
 
     #[test]

@@ -16,14 +16,25 @@
 //! | `{{#figure streams ping-pong chunks=8 elems=262144}}` (`serial`, `three-streams`) | a chunked copy/compute/copy job in one of chapter 7-8's designs |
 //! | `{{#run streams-bench chunks=8 elems=262144}}` | `gpubook streams-bench`'s tables: designs against their bound, pinned against pageable |
 //! | `moe-routing`, `two-hop`, `moe-timeline` figures; `moe`, `moe-limits` runs | chapters 12-13, see [`super::ep_outputs`] |
+//! | `{{#figure sectors}}` | sectors per warp request against the stride between lanes, counted by the emulator |
+//! | `{{#run bank-conflicts}}` | passes through the banks against a shared tile's padding, counted by the emulator |
+//! | `{{#figure occupancy registers=32,64,128 shared=0}}` | an H200's occupancy against block size, computed from its limits |
+//! | `{{#run perf-bench sections=coalescing,banks}}` | `gpubook perf-bench`'s table (those sections), on the book's device |
+//! | `{{#figure roofline}}`, `{{#run roofline}}` | the roofline and the book's kernels under it, on the book's device |
+//! | `{{#run scan-work}}` | three block scans' barriers and shared-memory accesses, counted by the emulator |
+//! | `{{#figure diagram NAME}}` | a drawn diagram (tiled matmul walk, reduction tree, banks, ...; see [`gpubook::viz::diagram`]) |
+//!
+//! Any device marker may add `recorded=NAME`: the book then shows the output recorded on a GPU in
+//! `book/recorded/NAME.json` instead of running it ([`super::recorded`]).
 
 use super::ep_outputs::{self, Made};
 use super::markers::{Args, Marker};
 use anyhow::{Context, anyhow, bail};
-use gpubook::gpu::{Gpu, LaunchConfig, Source};
-use gpubook::labs::chunk_pair;
+use gpubook::gpu::{CopyDir, Gpu, LaunchConfig, Source};
+use gpubook::labs::{chunk_pair, counted, perf, roofline};
 use gpubook::sim::{Costs, PipelineArgs, ScheduleKind, comparison_table, run_report};
-use gpubook::viz::{self, Pattern, ThreadMap};
+use gpubook::viz::{self, BandwidthPoint, Pattern, ThreadMap};
+use serde::{Deserialize, Serialize};
 use std::cell::OnceCell;
 
 /// A marker's result.
@@ -33,14 +44,59 @@ pub struct Output {
     pub caption: String,
     /// `None`: computed without a device; `Some(backend)`: run on that backend.
     pub ran_on: Option<String>,
+    /// The command line that prints or draws the same, where there is one.
+    pub command: Option<String>,
 }
 
+/// What an output shows. Figures keep their data, not their drawing, so that an output recorded
+/// on a GPU is drawn by the book's figure code of today.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Body {
-    Svg(viz::Svg),
+    /// A finished drawing (diagrams, thread maps, pipelines; old recordings).
+    Svg(String),
+    Timeline(viz::Timeline),
+    Bandwidth {
+        title: String,
+        points: Vec<Copy>,
+    },
     /// Preformatted text, shown as a code block.
     Text(String),
-    /// Markdown (a table), shown as is.
+    /// Markdown (tables with a few lines around them), shown as is.
     Markdown(String),
+}
+
+/// A timed copy of the bandwidth figure.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Copy {
+    /// `host-to-device` or `device-to-host`.
+    pub direction: String,
+    pub pinned: bool,
+    pub bytes: usize,
+    pub micros: f64,
+}
+
+impl Body {
+    /// The drawing, for the bodies that are figures.
+    pub fn svg(&self) -> Option<String> {
+        match self {
+            Body::Svg(s) => Some(s.clone()),
+            Body::Timeline(t) => Some(t.svg().0),
+            Body::Bandwidth { title, points } => {
+                let points: Vec<BandwidthPoint> = points
+                    .iter()
+                    .map(|c| BandwidthPoint {
+                        dir: if c.direction == "device-to-host" { CopyDir::DeviceToHost } else { CopyDir::HostToDevice },
+                        pinned: c.pinned,
+                        bytes: c.bytes,
+                        micros: c.micros,
+                    })
+                    .collect();
+                Some(viz::bandwidth_svg(&points, title).0)
+            }
+            Body::Text(_) | Body::Markdown(_) => None,
+        }
+    }
 }
 
 /// The device markers run on, opened on first use and shared by the build's markers.
@@ -50,7 +106,7 @@ pub struct Lab {
 }
 
 impl Lab {
-    fn gpu(&self) -> anyhow::Result<&Gpu> {
+    pub fn gpu(&self) -> anyhow::Result<&Gpu> {
         self.gpu
             .get_or_init(|| Gpu::new().map_err(|e| e.to_string()))
             .as_ref()
@@ -62,8 +118,8 @@ impl Lab {
 pub fn needs_device(m: &Marker) -> bool {
     matches!(
         (m.name.as_str(), m.args.positional(0)),
-        ("figure", Some("thread-map" | "bandwidth" | "timeline" | "chunk-pair" | "streams" | "moe-timeline"))
-            | ("run", Some("device" | "trace" | "overlap" | "streams-bench" | "moe"))
+        ("figure", Some("thread-map" | "bandwidth" | "timeline" | "chunk-pair" | "streams" | "moe-timeline" | "roofline"))
+            | ("run", Some("device" | "trace" | "overlap" | "streams-bench" | "moe" | "perf-bench" | "roofline"))
     )
 }
 
@@ -87,18 +143,27 @@ pub fn produce(m: &Marker, lab: &Lab) -> anyhow::Result<Output> {
         ("run", "overlap") => overlap_table(a, lab),
         ("figure", "streams") => streams_figure(a, lab),
         ("run", "streams-bench") => streams_bench(a, lab),
+        ("figure", "diagram") => diagram(a),
         ("figure", "moe-routing") => computed(ep_outputs::routing_figure(a)?),
         ("figure", "two-hop") => computed(ep_outputs::two_hop_figure(a)?),
         ("figure", "moe-timeline") => ran(lab, |gpu| ep_outputs::moe_timeline(a, gpu)),
         ("run", "moe") => ran(lab, |gpu| ep_outputs::moe_report(a, gpu)),
         ("run", "moe-limits") => computed(ep_outputs::limits_table(a)?),
-        ("figure", _) => {
-            bail!(
-                "unknown figure `{kind}` (launch, thread-map, bandwidth, timeline, pipeline, chunk-pair, streams, moe-routing, \
-                 two-hop, moe-timeline)"
-            )
-        }
-        _ => bail!("unknown run `{kind}` (device, trace, pipeline, pipeline-compare, overlap, streams-bench, moe, moe-limits)"),
+        ("figure", "sectors") => sectors(a),
+        ("run", "bank-conflicts") => bank_conflicts(a),
+        ("figure", "occupancy") => occupancy(a),
+        ("run", "perf-bench") => perf_bench(a, lab),
+        ("figure", "roofline") => roofline_figure(a, lab),
+        ("run", "roofline") => roofline_table(a, lab),
+        ("run", "scan-work") => scan_work(a),
+        ("figure", _) => bail!(
+            "unknown figure `{kind}` (launch, thread-map, bandwidth, timeline, pipeline, chunk-pair, streams, diagram, \
+             moe-routing, two-hop, moe-timeline, sectors, occupancy, roofline)"
+        ),
+        _ => bail!(
+            "unknown run `{kind}` (device, trace, pipeline, pipeline-compare, overlap, streams-bench, moe, moe-limits, \
+             bank-conflicts, perf-bench, roofline, scan-work)"
+        ),
     }
 }
 
@@ -128,7 +193,7 @@ fn launch(a: &Args) -> anyhow::Result<Output> {
     let mut map = ThreadMap::predict(shape, grid, block);
     map.kernel = a.get("kernel", "kernel".to_string())?;
     let caption = format!("Which block and thread each element of {} falls to", map.launch_text());
-    Ok(Output { body: Body::Svg(viz::thread_map_svg(&map)), caption, ran_on: None })
+    Ok(Output { body: Body::Svg(viz::thread_map_svg(&map).0), caption, ran_on: None, command: None })
 }
 
 fn thread_map(a: &Args, lab: &Lab) -> anyhow::Result<Output> {
@@ -139,7 +204,7 @@ fn thread_map(a: &Args, lab: &Lab) -> anyhow::Result<Output> {
     let gpu = lab.gpu()?;
     let map = ThreadMap::record(gpu, pattern, shape, grid, block)?;
     let caption = format!("Who wrote each element when {} ran", map.launch_text());
-    Ok(Output { body: Body::Svg(viz::thread_map_svg(&map)), caption, ran_on: Some(viz::backend_label(gpu)) })
+    Ok(Output { body: Body::Svg(viz::thread_map_svg(&map).0), caption, ran_on: Some(viz::backend_label(gpu)), command: None })
 }
 
 fn bandwidth(a: &Args, lab: &Lab) -> anyhow::Result<Output> {
@@ -152,8 +217,19 @@ fn bandwidth(a: &Args, lab: &Lab) -> anyhow::Result<Output> {
     let gpu = lab.gpu()?;
     let points = viz::measure_bandwidth(gpu, &sizes, a.get("reps", 3)?)?;
     let title = format!("Copy bandwidth on {}", viz::backend_label(gpu));
-    let caption = "Copy bandwidth against copy size, each way, from pageable and from pinned host memory".to_string();
-    Ok(Output { body: Body::Svg(viz::bandwidth_svg(&points, &title)), caption, ran_on: Some(viz::backend_label(gpu)) })
+    let caption = "Copy bandwidth against copy size, each way, from pageable and from pinned host memory; \
+                   each copy timed on its own, from its issue to its end, the fastest of its repetitions"
+        .to_string();
+    let points = points
+        .iter()
+        .map(|p| Copy {
+            direction: if p.dir == CopyDir::DeviceToHost { "device-to-host" } else { "host-to-device" }.into(),
+            pinned: p.pinned,
+            bytes: p.bytes,
+            micros: p.micros,
+        })
+        .collect();
+    Ok(Output { body: Body::Bandwidth { title, points }, caption, ran_on: Some(viz::backend_label(gpu)), command: None })
 }
 
 fn timeline(a: &Args, lab: &Lab) -> anyhow::Result<Output> {
@@ -163,7 +239,8 @@ fn timeline(a: &Args, lab: &Lab) -> anyhow::Result<Output> {
     let trace = viz::overlap_demo(gpu, streams, chunks, n)?;
     let title = format!("Vector add of {n} floats in {chunks} chunks on {streams} stream{}", if streams == 1 { "" } else { "s" });
     let caption = format!("Each chunk's copies and kernel on its stream over time; {chunks} chunks round-robin over {streams} streams");
-    Ok(Output { body: Body::Svg(viz::timeline_svg(&trace, &title)), caption, ran_on: Some(viz::backend_label(gpu)) })
+    let body = Body::Timeline(viz::Timeline::from_trace(&trace, &title, &viz::Labels::default()));
+    Ok(Output { body, caption, ran_on: Some(viz::backend_label(gpu)), command: None })
 }
 
 fn pipeline_args(a: &Args) -> anyhow::Result<PipelineArgs> {
@@ -184,15 +261,40 @@ fn pipeline_args(a: &Args) -> anyhow::Result<PipelineArgs> {
 fn pipeline_figure(a: &Args) -> anyhow::Result<Output> {
     let p = pipeline_args(a)?;
     let svg = viz::pipeline_svg(p.schedule, p.pp, p.microbatches, &p.costs())?;
-    let caption =
-        format!("{} on {} pipeline stages with {} micro-batches, simulated by gpubook::sim", p.schedule.name(), p.pp, p.microbatches);
-    Ok(Output { body: Body::Svg(svg), caption, ran_on: None })
+    let caption = format!(
+        "{} on {} pipeline stages with {} micro-batches (F = {}, B = {}, W = {}{}), simulated by gpubook::sim",
+        p.schedule.name(),
+        p.pp,
+        p.microbatches,
+        p.f,
+        p.b,
+        p.w,
+        p.fb.map(|fb| format!(", F&B = {fb}")).unwrap_or_default()
+    );
+    Ok(Output { body: Body::Svg(svg.0), caption, ran_on: None, command: Some(pipeline_command(&p) + " --svg FILE.svg") })
+}
+
+/// The `gpubook pipeline` command line for these settings, every cost given.
+fn pipeline_command(p: &PipelineArgs) -> String {
+    let schedule = p.schedule.to_string().to_ascii_lowercase();
+    let mut c = format!(
+        "gpubook pipeline --schedule {schedule} --pp {} --microbatches {} --f {} --b {} --w {}",
+        p.pp, p.microbatches, p.f, p.b, p.w
+    );
+    if let Some(fb) = p.fb {
+        c += &format!(" --fb {fb}");
+    }
+    if p.latency != 0.0 {
+        c += &format!(" --latency {}", p.latency);
+    }
+    c
 }
 
 fn pipeline_report(a: &Args) -> anyhow::Result<Output> {
     let p = pipeline_args(a)?;
-    let caption = format!("`gpubook pipeline --schedule {} --pp {} --microbatches {}`", p.schedule, p.pp, p.microbatches);
-    Ok(Output { body: Body::Text(run_report(&p)?), caption, ran_on: None })
+    let command = pipeline_command(&p);
+    let caption = format!("`{command}`");
+    Ok(Output { body: Body::Text(run_report(&p)?), caption, ran_on: None, command: None })
 }
 
 fn pipeline_compare(a: &Args) -> anyhow::Result<Output> {
@@ -200,8 +302,11 @@ fn pipeline_compare(a: &Args) -> anyhow::Result<Output> {
     let (f, b, w) = (a.get("f", 1.0)?, a.get("b", 2.0)?, a.get("w", 1.0)?);
     let costs = Costs::new(f, b, w, a.get("fb", f + b)?);
     let (pp, n) = (a.get("pp", 8)?, a.get("n", 20)?);
-    let caption = format!("All four schedules with PP = {pp} and {n} micro-batches (F = {f}, B = {b}, W = {w})");
-    Ok(Output { body: Body::Markdown(comparison_table(pp, n, &costs)?), caption, ran_on: None })
+    let fb = a.get("fb", f + b)?;
+    let caption = format!(
+        "All four schedules with PP = {pp} and {n} micro-batches (F = {f}, B = {b}, W = {w}, F&B = {fb}), simulated by gpubook::sim"
+    );
+    Ok(Output { body: Body::Markdown(comparison_table(pp, n, &costs)?), caption, ran_on: None, command: None })
 }
 
 fn device(a: &Args, lab: &Lab) -> anyhow::Result<Output> {
@@ -210,7 +315,13 @@ fn device(a: &Args, lab: &Lab) -> anyhow::Result<Output> {
     // Without the `detail` line: it names paths on the machine that built the book.
     let info = gpu.info().to_string();
     let info: Vec<&str> = info.lines().filter(|l| !l.starts_with("detail")).collect();
-    Ok(Output { body: Body::Text(info.join("\n")), caption: "`Gpu::new()?.info()`".into(), ran_on: Some(viz::backend_label(gpu)) })
+    let body = Body::Text(info.join("\n"));
+    Ok(Output {
+        body,
+        caption: "`Gpu::new()?.info()`".into(),
+        ran_on: Some(viz::backend_label(gpu)),
+        command: Some("gpubook doctor".into()),
+    })
 }
 
 /// A vector add, and every operation it put in the trace with its time.
@@ -245,7 +356,7 @@ fn trace(a: &Args, lab: &Lab) -> anyhow::Result<Output> {
         text += &format!("{:>4}  {:>6}  {:>10.1}  {:>9.1}  {}\n", i, o.stream, o.start_us - t0, o.duration_us(), o.kind.short());
     }
     let caption = format!("`gpu.trace()` after a vector add of {n} floats with blocks of {block}");
-    Ok(Output { body: Body::Text(text), caption, ran_on: Some(viz::backend_label(gpu)) })
+    Ok(Output { body: Body::Text(text), caption, ran_on: Some(viz::backend_label(gpu)), command: None })
 }
 
 /// The chunk pair's settings for this device, with `n=`, `rounds=` and `blocks-per-sm=` (0: one
@@ -269,7 +380,7 @@ fn chunk_pair_figure(a: &Args, lab: &Lab) -> anyhow::Result<Output> {
     let reps = chunk_pair::default_reps(gpu);
     let alone = chunk_pair::measure(gpu, chunk_pair::Plan::OneStream, n, config, reps)?.overlap;
     let run = chunk_pair::measure(gpu, plan, n, config, reps)?;
-    let title = format!("A chunk pair, {}: {:.0}% of the communication hidden", plan, 100.0 * run.overlap.hidden_against(&alone));
+    let title = format!("{}: {:.0}% of the communication hidden", plan, 100.0 * run.overlap.hidden_against(&alone));
     let caption = format!(
         "The chunk pair's kernels (`layer`) and copies (device to device, standing for the all-to-all) on their streams, issued {}",
         match plan {
@@ -278,7 +389,22 @@ fn chunk_pair_figure(a: &Args, lab: &Lab) -> anyhow::Result<Output> {
             chunk_pair::Plan::DualPipe => "on two streams in DualPipe's order",
         }
     );
-    Ok(Output { body: Body::Svg(viz::timeline_svg(&run.trace, &title)), caption, ran_on: Some(viz::backend_label(gpu)) })
+    let command = overlap_command(a, "--svg DIR");
+    Ok(Output { body: Body::Timeline(run.timeline(&title)), caption, ran_on: Some(viz::backend_label(gpu)), command: Some(command) })
+}
+
+/// The `gpubook overlap` command line for the marker's settings.
+fn overlap_command(a: &Args, extra: &str) -> String {
+    let mut c = "gpubook overlap".to_string();
+    for (key, flag) in [("n", "--n"), ("rounds", "--rounds"), ("blocks-per-sm", "--blocks-per-sm")] {
+        if let Some(v) = a.raw(key) {
+            c += &format!(" {flag} {v}");
+        }
+    }
+    if !extra.is_empty() {
+        c += &format!(" {extra}");
+    }
+    c
 }
 
 fn overlap_table(a: &Args, lab: &Lab) -> anyhow::Result<Output> {
@@ -286,8 +412,9 @@ fn overlap_table(a: &Args, lab: &Lab) -> anyhow::Result<Output> {
     let gpu = lab.gpu()?;
     let (n, config) = chunk_pair_setup(a, gpu)?;
     let runs = chunk_pair::compare(gpu, n, config, chunk_pair::default_reps(gpu))?;
-    let caption = format!("`gpubook overlap`: one chunk pair of {n} floats a buffer, issued three ways");
-    Ok(Output { body: Body::Markdown(chunk_pair::overlap_table(&runs)), caption, ran_on: Some(viz::backend_label(gpu)) })
+    let caption = format!("One chunk pair of {n} floats a buffer, issued three ways");
+    let body = Body::Markdown(chunk_pair::overlap_table(&runs));
+    Ok(Output { body, caption, ran_on: Some(viz::backend_label(gpu)), command: Some(overlap_command(a, "")) })
 }
 
 /// `{{#figure streams DESIGN chunks= elems=}}`: one of chapter 7-8's pipelines (gpubook::labs::overlap).
@@ -299,43 +426,161 @@ fn streams_figure(a: &Args, lab: &Lab) -> anyhow::Result<Output> {
     let (chunks, elems) = (a.get("chunks", 8usize)?, a.get("elems", 1usize << 18)?);
     let gpu = lab.gpu()?;
     let run = gpubook::labs::overlap::run(gpu, design, chunks, elems)?;
-    let title = format!("{}: {chunks} chunks of {} KiB", design.name(), elems * 4 / 1024);
+    let title = format!("{}: {chunks} chunks of {}", design.name(), human_bytes(elems * 4));
     let caption = format!(
         "Copy in, y = 2x + 0.5, copy out, chunk by chunk: {}; {:.0}% of the copy time overlapped other work",
         design.name(),
         100.0 * run.hidden().fraction()
     );
-    Ok(Output { body: Body::Svg(viz::timeline_svg(&run.trace, &title)), caption, ran_on: Some(viz::backend_label(gpu)) })
+    let command = format!("gpubook streams-bench --chunks {chunks} --chunk-elems {elems} --svg DIR");
+    Ok(Output { body: Body::Timeline(run.timeline(&title)), caption, ran_on: Some(viz::backend_label(gpu)), command: Some(command) })
+}
+
+fn human_bytes(b: usize) -> String {
+    if b >= 1 << 20 && b.is_multiple_of(1 << 20) { format!("{} MiB", b >> 20) } else { format!("{} KiB", b >> 10) }
 }
 
 /// `{{#run streams-bench chunks= elems=}}`: `gpubook streams-bench`'s report.
 fn streams_bench(a: &Args, lab: &Lab) -> anyhow::Result<Output> {
-    a.only(1, &["chunks", "elems", "bw"])?;
+    a.only(1, &["chunks", "elems", "bw", "reps"])?;
     let (chunks, elems, bw) = (a.get("chunks", 8usize)?, a.get("elems", 1usize << 18)?, a.bytes("bw", 16 << 20)?);
+    let reps = a.get("reps", 3usize)?;
     let gpu = lab.gpu()?;
-    let (report, _) = gpubook::labs::overlap::report(gpu, chunks, elems, bw, 3)?;
-    // A blank line would end the HTML block the text sits in.
-    let report: String = report.lines().filter(|l| !l.trim().is_empty()).map(|l| format!("{l}\n")).collect();
-    let caption = format!("`gpubook streams-bench --chunks {chunks} --chunk-elems {elems}`");
-    Ok(Output { body: Body::Text(report), caption, ran_on: Some(viz::backend_label(gpu)) })
+    let (report, _) = gpubook::labs::overlap::report(gpu, chunks, elems, bw, reps)?;
+    let caption = format!(
+        "Three designs of one chunked job, {chunks} chunks of {}, against their bound; then pinned against pageable copies",
+        human_bytes(elems * 4)
+    );
+    let command = format!("gpubook streams-bench --chunks {chunks} --chunk-elems {elems} --bw-mib {} --reps {reps}", bw >> 20);
+    Ok(Output { body: Body::Markdown(report), caption, ran_on: Some(viz::backend_label(gpu)), command: Some(command) })
+}
+
+/// `{{#figure diagram NAME}}`: one of the book's drawn diagrams (computed, no device).
+fn diagram(a: &Args) -> anyhow::Result<Output> {
+    a.only(2, &[])?;
+    let name = a.positional(1).ok_or_else(|| anyhow!("names no diagram ({})", viz::diagram::NAMES.join(", ")))?;
+    let (svg, caption) = viz::diagram::draw(name).ok_or_else(|| anyhow!("no diagram `{name}` ({})", viz::diagram::NAMES.join(", ")))?;
+    Ok(Output { body: Body::Svg(svg.0), caption: caption.to_string(), ran_on: None, command: None })
 }
 
 /// An expert-parallel output made without a device.
 fn computed((made, caption): (Made, String)) -> anyhow::Result<Output> {
-    Ok(Output { body: body(made), caption, ran_on: None })
+    Ok(Output { body: body(made), caption, ran_on: None, command: None })
 }
 
 /// An expert-parallel output made on the build's device.
 fn ran(lab: &Lab, make: impl FnOnce(&Gpu) -> anyhow::Result<(Made, String)>) -> anyhow::Result<Output> {
     let gpu = lab.gpu()?;
     let (made, caption) = make(gpu)?;
-    Ok(Output { body: body(made), caption, ran_on: Some(viz::backend_label(gpu)) })
+    Ok(Output { body: body(made), caption, ran_on: Some(viz::backend_label(gpu)), command: None })
 }
 
 fn body(made: Made) -> Body {
     match made {
-        Made::Svg(svg) => Body::Svg(svg),
+        Made::Svg(svg) => Body::Svg(svg.0),
         Made::Text(text) => Body::Text(text),
         Made::Markdown(md) => Body::Markdown(md),
     }
+}
+
+/// Where the emulator's counts come from, in a caption.
+const COUNTED: &str = "the CPU emulator (counted in check mode)";
+
+/// `{{#figure sectors}}`: `strided_read` at strides 1 to 32, its loads counted.
+fn sectors(a: &Args) -> anyhow::Result<Output> {
+    a.only(1, &[])?;
+    let gpu = counted::counting_emulator()?;
+    let points = counted::sectors_by_stride(&gpu, &[1, 2, 3, 4, 6, 8, 12, 16, 24, 32])?;
+    let svg = viz::sectors_svg(&points, "A warp loads one float a lane, `stride` floats apart");
+    let caption = "32-byte sectors per warp request and the share of their bytes used, against the stride between lanes".into();
+    Ok(Output { body: Body::Svg(svg.0), caption, ran_on: Some(COUNTED.into()), command: None })
+}
+
+/// `{{#run bank-conflicts}}`: 32 warps read the columns of a 32 × (32 + pad) tile.
+fn bank_conflicts(a: &Args) -> anyhow::Result<Output> {
+    a.only(1, &[])?;
+    let gpu = counted::counting_emulator()?;
+    let rows = counted::passes_by_padding(&gpu, &[0, 1, 2, 4, 8])?;
+    let caption = "Each warp reads one column of the tile (`tile_columns` in kernels/perf/memory.cu)".into();
+    Ok(Output { body: Body::Markdown(counted::passes_table(&rows)), caption, ran_on: Some(COUNTED.into()), command: None })
+}
+
+/// `{{#figure occupancy registers=32,64,128 shared=0}}`: computed from an H200's limits.
+fn occupancy(a: &Args) -> anyhow::Result<Output> {
+    a.only(1, &["registers", "shared"])?;
+    let registers: Vec<u32> = a
+        .get("registers", "32,64,128".to_string())?
+        .split(',')
+        .map(|r| r.trim().parse().context("`registers=` takes numbers, comma-separated"))
+        .collect::<anyhow::Result<_>>()?;
+    let shared: u32 = a.get("shared", 0)?;
+    let title = if shared == 0 {
+        "Occupancy on an H200 SM".to_string()
+    } else {
+        format!("Occupancy on an H200 SM, {shared} bytes of shared memory a block")
+    };
+    let svg = viz::occupancy_svg(&gpubook::gpu::SmLimits::H200, &registers, shared, &title);
+    let caption = "Resident warps as a share of the SM's 64, from the H200's limits (registers, warps, blocks, shared memory)".into();
+    Ok(Output { body: Body::Svg(svg.0), caption, ran_on: None, command: None })
+}
+
+/// `{{#run perf-bench sections=a,b}}`: `gpubook perf-bench`'s table, on the book's device (at the
+/// emulator's default size there).
+fn perf_bench(a: &Args, lab: &Lab) -> anyhow::Result<Output> {
+    a.only(1, &["sections", "elements"])?;
+    let gpu = lab.gpu()?;
+    let mut config = perf::BenchConfig::for_device(gpu);
+    config.elements = a.get("elements", config.elements)?;
+    let run = perf::run(gpu, config)?;
+    let sections = a.get("sections", String::new())?;
+    let shown = if sections.is_empty() { run } else { run.only(&sections.split(',').map(str::trim).collect::<Vec<_>>()) };
+    let report: String = perf::table(&shown).lines().filter(|l| !l.trim().is_empty()).map(|l| format!("{l}\n")).collect();
+    let caption = format!(
+        "`gpubook perf-bench --elements {}`{}",
+        shown.config.elements,
+        if sections.is_empty() { String::new() } else { format!(", the {sections} rows") }
+    );
+    Ok(Output { body: Body::Text(report), caption, ran_on: Some(viz::backend_label(gpu)), command: Some("gpubook perf-bench".into()) })
+}
+
+fn measured_roofline(a: &Args, lab: &Lab) -> anyhow::Result<(roofline::Roofline, String)> {
+    a.only(1, &["elements"])?;
+    let gpu = lab.gpu()?;
+    let mut config = perf::BenchConfig::for_device(gpu);
+    config.elements = a.get("elements", config.elements)?;
+    Ok((roofline::measure(gpu, config)?, viz::backend_label(gpu)))
+}
+
+/// `{{#figure roofline}}`: measured on a GPU; on the emulator, counted bytes under an H200's
+/// datasheet roofs.
+fn roofline_figure(a: &Args, lab: &Lab) -> anyhow::Result<Output> {
+    let (r, label) = measured_roofline(a, lab)?;
+    let svg = viz::roofline_svg(&r, &format!("The roofline, {label}"));
+    let caption = if r.backend == gpubook::gpu::BackendKind::Emulator {
+        "The book's kernels at the intensity of the bytes the emulator counted (no caches), drawn at the most an H200's datasheet roofs allow them: hollow, since nothing was timed".into()
+    } else {
+        format!("The book's kernels timed under the roofs measured in the same run on {label}")
+    };
+    Ok(Output { body: Body::Svg(svg.0), caption, ran_on: Some(label), command: Some("gpubook perf-bench".into()) })
+}
+
+/// `{{#run roofline}}`: the same as a table.
+fn roofline_table(a: &Args, lab: &Lab) -> anyhow::Result<Output> {
+    let (r, label) = measured_roofline(a, lab)?;
+    let text: String = roofline::table(&r).lines().filter(|l| !l.trim().is_empty()).map(|l| format!("{l}\n")).collect();
+    Ok(Output {
+        body: Body::Text(text),
+        caption: "`gpubook perf-bench`'s roofline table".into(),
+        ran_on: Some(label),
+        command: Some("gpubook perf-bench".into()),
+    })
+}
+
+/// `{{#run scan-work}}`: three block scans of 256 values, counted.
+fn scan_work(a: &Args) -> anyhow::Result<Output> {
+    a.only(1, &[])?;
+    let gpu = counted::counting_emulator()?;
+    let rows = counted::scan_work(&gpu)?;
+    let caption = "One block of 256 threads scanning 256 values, each way (kernels/perf/block_scans.cu and scan.cu)".into();
+    Ok(Output { body: Body::Markdown(counted::scan_work_table(&rows)), caption, ran_on: Some(COUNTED.into()), command: None })
 }

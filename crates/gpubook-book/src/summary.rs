@@ -3,8 +3,11 @@
 //! entry (`- [Title]()`, shown greyed out) until then. SUMMARY.md stays a plain file mdbook reads;
 //! this keeps it from drifting from the one list of chapters.
 
+use super::markers;
 use anyhow::bail;
 use gpubook::catalog::Catalog;
+use mdbook_preprocessor::book::{Book, BookItem};
+use mdbook_preprocessor::{Preprocessor, PreprocessorContext};
 use std::path::Path;
 
 /// Checks `summary` (the text of book/src/SUMMARY.md, whose folder is `src`) and returns the
@@ -58,6 +61,78 @@ pub fn check(summary: &str, src: &Path, catalog: &Catalog) -> anyhow::Result<Vec
     Ok(drafts)
 }
 
+/// The parts of SUMMARY.md (its `# ` headings) with the catalog chapters listed under each.
+pub fn parts<'a>(summary: &str, catalog: &'a Catalog) -> Vec<(String, Vec<&'a gpubook::catalog::Chapter>)> {
+    let mut parts: Vec<(String, Vec<&gpubook::catalog::Chapter>)> = Vec::new();
+    for line in summary.lines() {
+        let t = line.trim();
+        if let Some(name) = t.strip_prefix("# ").filter(|n| *n != "Summary") {
+            parts.push((name.to_string(), Vec::new()));
+        } else if let Some(part) = parts.last_mut() {
+            let entry = catalog.chapters.iter().find(|c| {
+                t.starts_with('-') && (t.contains(&format!("]({}/index.md)", c.folder)) || t.contains(&format!("[{}]()", c.title)))
+            });
+            if let Some(c) = entry {
+                part.1.push(c);
+            }
+        }
+    }
+    parts
+}
+
+/// `{{#contents}}`: the book's parts and chapters as a table, from SUMMARY.md and the catalog,
+/// so that the title page names the sidebar's parts and says which chapters are written.
+pub struct Contents {
+    pub summary: String,
+    pub catalog: Catalog,
+    pub drafts: Vec<u32>,
+}
+
+impl Contents {
+    pub const NAME: &'static str = "gpubook-contents";
+
+    fn table(&self) -> String {
+        let mut out = String::from("| part | chapters |\n|---|---|\n");
+        for (part, chapters) in parts(&self.summary, &self.catalog) {
+            let list: Vec<String> = chapters
+                .iter()
+                .map(|c| {
+                    if self.drafts.contains(&c.number) {
+                        format!("{} {} *(being written)*", c.number, c.title)
+                    } else {
+                        format!("{} [{}]({}/index.md)", c.number, c.title, c.folder)
+                    }
+                })
+                .collect();
+            out += &format!("| **{part}** | {} |\n", list.join(" · "));
+        }
+        out
+    }
+}
+
+impl Preprocessor for Contents {
+    fn name(&self) -> &str {
+        Self::NAME
+    }
+
+    fn run(&self, _ctx: &PreprocessorContext, mut book: Book) -> anyhow::Result<Book> {
+        let table = self.table();
+        let mut error = None;
+        book.for_each_mut(|item| {
+            let BookItem::Chapter(ch) = item else { return };
+            let found = markers::find(&ch.content, &["contents"]).unwrap_or_default();
+            match markers::replace(&ch.content, &found, |_| Ok(table.clone())) {
+                Ok(c) => ch.content = c,
+                Err(mut es) => error = es.pop(),
+            }
+        });
+        match error {
+            Some(e) => Err(e),
+            None => Ok(book),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -97,5 +172,14 @@ mod tests {
         assert!(e.to_string().contains("does not exist yet"), "{e}");
         let e = check("- [A](ch01-a/index.md)\n", &one, &catalog()).unwrap_err();
         assert!(e.to_string().contains("chapter 2 (T2) has no entry"), "{e}");
+    }
+
+    #[test]
+    fn contents_follow_the_summary_parts_and_mark_drafts() {
+        let summary = "# Summary\n[Intro](intro.md)\n# I. Basics\n- [A](ch01-a/index.md)\n# II. More\n- [T2]()\n";
+        let c = Contents { summary: summary.into(), catalog: catalog(), drafts: vec![2] };
+        let t = c.table();
+        assert!(t.contains("| **I. Basics** | 1 [T1](ch01-a/index.md) |"), "{t}");
+        assert!(t.contains("| **II. More** | 2 T2 *(being written)* |"), "{t}");
     }
 }

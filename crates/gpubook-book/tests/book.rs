@@ -1,6 +1,7 @@
 //! `gpubook_book::build` end to end on small books made here: what a good book turns into, and
-//! each way a book must fail (a broken include, a broken link, an unknown exercise, a chapter
-//! missing from SUMMARY.md). Only computed figures, so no device is needed.
+//! each way a book must fail (a broken include, an answer included, a broken link, an unknown
+//! exercise, a chapter missing from SUMMARY.md, a notebook whose run failed). Only computed
+//! figures, so no device is needed.
 
 use gpubook_book::{Options, build};
 use std::path::{Path, PathBuf};
@@ -24,6 +25,14 @@ hints = ["Launch `hello<<<1, 32>>>`.", "One block of 32 threads."]
 
 const KERNEL: &str = "// ANCHOR: body\nextern \"C\" __global__ void hello(int* out) { out[threadIdx.x] = 1; }\n// ANCHOR_END: body\n";
 
+/// The learner's stubs, whose signatures the exercise box shows.
+const STUB_RS: &str = "/// Launches hello. More words.\npub fn hello(gpu: &Gpu) -> Result<Vec<i32>> {\n    todo!(\"launch it\")\n}\n";
+const STUB_CU: &str = "// Each thread writes 1.\nextern \"C\" __global__ void hello(int* out) {\n    // TODO: write\n}\n";
+const SOLUTION_CU: &str = "// ANCHOR: signature\nextern \"C\" __global__ void hello(int* out) {\n// ANCHOR_END: signature\n    // SOLUTION\n    // ANCHOR: answer\n    out[threadIdx.x] = 1;\n    // ANCHOR_END: answer\n    // STUB\n    // // TODO: write\n    // END SOLUTION\n}\n";
+const NOTEBOOK: &str = r##"{"cells": [{"cell_type": "markdown", "metadata": {}, "source": "# Notebook one"},
+ {"cell_type": "code", "metadata": {}, "source": "let x = 1;", "outputs": [], "execution_count": null}],
+ "metadata": {}, "nbformat": 4, "nbformat_minor": 5}"##;
+
 /// A workspace with a one-chapter book whose chapter page is `page`; returns its root.
 fn workspace(name: &str, summary_extra: &str, page: &str) -> PathBuf {
     let root = std::env::temp_dir().join(format!("gpubook-book-test-{}-{name}", std::process::id()));
@@ -35,8 +44,18 @@ fn workspace(name: &str, summary_extra: &str, page: &str) -> PathBuf {
     };
     write("exercises.toml", CATALOG);
     write("kernels/ch01/hello.cu", KERNEL);
+    write("exercises/src/ch01.rs", STUB_RS);
+    write("exercises/kernels/ch01/hello.cu", STUB_CU);
+    write("solutions/kernels/ch01/hello.cu", SOLUTION_CU);
+    write("notebooks/ch01-first.ipynb", NOTEBOOK);
     write("book/book.toml", "[book]\ntitle = \"Test\"\n[build]\ncreate-missing = false\n");
-    write("book/src/SUMMARY.md", &format!("# Summary\n\n# Chapter 1\n\n- [First](ch01-first/index.md){summary_extra}\n"));
+    // A front page first, as in the real book: mdbook copies the first page to index.html, where
+    // a chapter's relative links would not hold.
+    write(
+        "book/src/SUMMARY.md",
+        &format!("# Summary\n\n[Front](front.md)\n\n# Chapter 1\n\n- [First](ch01-first/index.md){summary_extra}\n"),
+    );
+    write("book/src/front.md", "# Front\n");
     write("book/src/ch01-first/index.md", page);
     root
 }
@@ -54,12 +73,20 @@ const GOOD: &str = "# First\n\n```c\n{{#include ../../../kernels/ch01/hello.cu:b
 fn a_good_book_has_its_code_figure_and_exercise_box() {
     let root = workspace("good", "", GOOD);
     let report = build(&options(&root)).unwrap();
-    assert_eq!((report.pages, report.figures.made), (1, 1));
+    assert_eq!((report.pages, report.figures.made), (2, 1));
     let html = std::fs::read_to_string(root.join("out/ch01-first/index.html")).unwrap();
     assert!(html.contains("__global__"), "the include was expanded");
     assert!(html.contains("<figure class=\"gpubook-figure\" data-backend=\"computed\">\n<svg"));
     assert!(html.contains("id=\"exercise-ch01-hello\"") && html.contains("gpubook check ch01-hello"));
     assert!(html.contains("<code>hello&lt;&lt;&lt;1, 32&gt;&gt;&gt;</code>"), "hints are Markdown");
+    assert!(html.contains("pub fn hello(gpu: &amp;Gpu) -&gt; Result&lt;Vec&lt;i32&gt;&gt; { ... }"), "the box shows the stub's signature");
+    assert!(html.contains("__global__ void hello(int* out) { ... }"));
+    assert!(html.contains("gpubook solution ch01-hello"));
+    // The chapter links its notebook, which is a page of the book (without outputs: not run here).
+    assert!(html.contains("href=\"notebook.html\""));
+    let nb = std::fs::read_to_string(root.join("out/ch01-first/notebook.html")).unwrap();
+    assert!(nb.contains("Notebook one") && nb.contains("without its outputs"));
+    assert_eq!(report.notebooks.without_outputs, ["ch01-first"]);
     // The second build takes the figure from the cache.
     let again = build(&options(&root)).unwrap();
     assert_eq!((again.figures.made, again.figures.cached), (0, 1));
@@ -76,6 +103,42 @@ fn a_missing_include_file_or_anchor_fails_the_build() {
     std::fs::write(page, GOOD.replace("hello.cu", "bye.cu")).unwrap();
     let e = build(&options(&root)).unwrap_err();
     assert!(format!("{e:#}").contains("cannot read"), "{e:#}");
+    std::fs::remove_dir_all(&root).unwrap();
+}
+
+#[test]
+fn an_answer_on_the_page_fails_the_build() {
+    let page = GOOD.replace("../../../kernels/ch01/hello.cu:body", "../../../solutions/kernels/ch01/hello.cu:answer");
+    let root = workspace("answer", "", &page);
+    let e = format!("{:#}", build(&options(&root)).unwrap_err());
+    assert!(e.contains("shows an exercise's answer"), "{e}");
+    // The signature, outside the SOLUTION region, may be shown.
+    let page = GOOD.replace("../../../kernels/ch01/hello.cu:body", "../../../solutions/kernels/ch01/hello.cu:signature");
+    std::fs::write(root.join("book/src/ch01-first/index.md"), page).unwrap();
+    build(&options(&root)).unwrap();
+    std::fs::remove_dir_all(&root).unwrap();
+}
+
+#[test]
+fn an_executed_notebook_is_shown_with_its_outputs_and_a_failed_one_fails_the_build() {
+    let root = workspace("notebook", "", GOOD);
+    let opts = options(&root);
+    let run = |outputs: &str| {
+        NOTEBOOK
+            .replace("\"outputs\": []", &format!("\"outputs\": {outputs}"))
+            .replace("\"execution_count\": null", "\"execution_count\": 1")
+    };
+    std::fs::create_dir_all(&opts.notebooks).unwrap();
+    let ok = run(r#"[{"output_type": "stream", "name": "stdout", "text": "x is one\n"}]"#);
+    std::fs::write(opts.notebooks.join("ch01-first.ipynb"), ok).unwrap();
+    let report = build(&opts).unwrap();
+    assert_eq!(report.notebooks.executed, 1);
+    let nb = std::fs::read_to_string(root.join("out/ch01-first/notebook.html")).unwrap();
+    assert!(nb.contains("x is one"));
+    let failed = run(r#"[{"output_type": "error", "ename": "Error", "evalue": "no method `foo`", "traceback": []}]"#);
+    std::fs::write(opts.notebooks.join("ch01-first.ipynb"), failed).unwrap();
+    let e = format!("{:#}", build(&opts).unwrap_err());
+    assert!(e.contains("no method `foo`"), "{e}");
     std::fs::remove_dir_all(&root).unwrap();
 }
 

@@ -18,6 +18,11 @@ pub struct Args {
     /// Run every figure again instead of taking it from the cache.
     #[arg(long)]
     fresh: bool,
+    /// On a GPU machine: run the outputs the book shows as recorded (`recorded=NAME` markers)
+    /// and write their recordings into DIR, to be copied into book/recorded/
+    /// (scripts/gpu/record-book.sh).
+    #[arg(long, value_name = "DIR")]
+    record: Option<PathBuf>,
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
@@ -26,6 +31,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         opts.dest = std::path::absolute(dest)?;
     }
     opts.use_cache = !args.fresh;
+    opts.record = args.record.map(std::path::absolute).transpose()?;
     if args.serve {
         book::serve(&opts, args.port)?;
     } else {

@@ -1,7 +1,7 @@
 //! `gpubook doctor`: each thing gpubook needs, whether it was found, and how to fix it if not.
 
 use gpubook::gpu::{BACKEND_VAR, Gpu, probe, resolve_backend};
-use std::process::{Command, ExitCode};
+use std::process::ExitCode;
 
 pub fn run() -> anyhow::Result<ExitCode> {
     println!("gpubook doctor\n");
@@ -25,12 +25,11 @@ pub fn run() -> anyhow::Result<ExitCode> {
         Ok((a, b)) => println!("{:<16} ok: {a}.{b}", "NVRTC"),
         Err(e) => println!("{:<16} not usable: {e}", "NVRTC"),
     }
-    match cxx() {
-        Some((path, version)) => println!("{:<16} ok: {path} ({version})", "C++ compiler"),
-        None => println!(
-            "{:<16} not found (the emulator compiles kernels with it)\n  fix: install g++ (apt-get install g++) or set CXX",
-            "C++ compiler"
-        ),
+    // The emulator's own probe: finding the compiler and building its worker with it, so this
+    // says "ok" exactly when the emulator can start.
+    match gpubook::emu::probe_compiler(&gpubook::emu::EmuConfig::from_env()) {
+        Ok(c) => println!("{:<16} ok: {} ({}), the emulator's worker builds", "C++ compiler", c.cxx.display(), c.version),
+        Err(e) => println!("{:<16} not usable (the emulator compiles kernels with it): {e}", "C++ compiler"),
     }
 
     println!();
@@ -45,18 +44,4 @@ pub fn run() -> anyhow::Result<ExitCode> {
             Ok(ExitCode::FAILURE)
         }
     }
-}
-
-/// The compiler the emulator would use: $CXX, else c++, g++, clang++.
-fn cxx() -> Option<(String, String)> {
-    let candidates = std::env::var("CXX").ok().into_iter().chain(["c++", "g++", "clang++"].map(String::from));
-    for c in candidates {
-        if let Ok(out) = Command::new(&c).arg("--version").output()
-            && out.status.success()
-        {
-            let first = String::from_utf8_lossy(&out.stdout).lines().next().unwrap_or("").to_string();
-            return Some((c, first));
-        }
-    }
-    None
 }

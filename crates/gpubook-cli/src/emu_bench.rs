@@ -110,7 +110,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     println!(
         "gpubook emulator on {} ({} fast-mode threads), median of {} runs",
         std::env::consts::ARCH,
-        fast.info().multiprocessors,
+        fast.emulator().map_or(1, |e| e.config().threads),
         a.reps
     );
     println!("{:<26} {:>12} {:>12} {:>12} {:>14}", "kernel", "check (s)", "fast (s)", "numba (s)", "numba / check");

@@ -16,6 +16,7 @@ mod hint;
 mod list;
 mod moe;
 mod overlap;
+mod perf_bench;
 mod pipeline;
 mod reset;
 mod run;
@@ -65,6 +66,8 @@ enum Command {
     EmuBench(emu_bench::Args),
     /// Chapters 7-8 in one table: serial, ping-pong and three-stream pipelines against their bound, pinned vs pageable copies.
     StreamsBench(streams_bench::Args),
+    /// Chapters 5-6 in one table: strided vs coalesced, bank conflicts vs padding, histograms, scans, against the copy; and the roofline.
+    PerfBench(perf_bench::Args),
     /// Simulate a pipeline-parallel schedule (1F1B, ZB1P, DualPipe, DualPipeV).
     Pipeline(pipeline::Args),
     /// One DualPipe chunk pair on two streams: how much communication each order hides.
@@ -95,6 +98,7 @@ pub fn main() -> ExitCode {
         Some(Command::Bench(args)) => bench::run(args),
         Some(Command::EmuBench(args)) => emu_bench::run(args),
         Some(Command::StreamsBench(args)) => streams_bench::run(args),
+        Some(Command::PerfBench(args)) => perf_bench::run(args),
         Some(Command::Pipeline(args)) => pipeline::run(args),
         Some(Command::Overlap(args)) => overlap::run(args),
         Some(Command::Moe(args)) => moe::run(args),

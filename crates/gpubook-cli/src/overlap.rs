@@ -5,7 +5,7 @@
 use anyhow::Context;
 use gpubook::gpu::{Gpu, Trace, TraceOp};
 use gpubook::labs::chunk_pair::{self, PairConfig, Plan, is_communication, is_compute};
-use gpubook::viz::{backend_label, timeline_svg};
+use gpubook::viz::backend_label;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -69,7 +69,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             let title =
                 format!("A chunk pair, {}: {:.0}% of the communication hidden", m.plan, 100.0 * m.overlap.hidden_against(&alone.overlap));
             let path = dir.join(format!("chunk_pair_{}.svg", m.plan.key()));
-            timeline_svg(&m.trace, &title).save(&path).with_context(|| format!("writing {}", path.display()))?;
+            m.timeline(&title).svg().save(&path).with_context(|| format!("writing {}", path.display()))?;
             println!("wrote {}", path.display());
         }
     }

@@ -365,9 +365,9 @@ fn counts_table(c: &AccessCounts) -> String {
         t += &format!("  {name:<16}{:>10}{:>12}{:>10}{:>13}{eff:>12}\n", g.requests, g.bytes, g.sectors, per(g.sectors, g.requests));
     }
     t += &format!("  {:<16}{:>10}\n", "atomics", c.global.atomics);
-    t += &format!("  {:<16}{:>10}{:>12}{:>13}{:>15}\n", "shared memory", "requests", "bytes", "wavefronts", "bank conflicts");
+    t += &format!("  {:<16}{:>10}{:>12}{:>13}{:>16}\n", "shared memory", "requests", "bytes", "wavefronts", "bank conflicts");
     for (name, s) in [("loads", c.shared.loads), ("stores", c.shared.stores)] {
-        t += &format!("  {name:<16}{:>10}{:>12}{:>13}{:>15}\n", s.requests, s.bytes, s.wavefronts, s.bank_conflicts());
+        t += &format!("  {name:<16}{:>10}{:>12}{:>13}{:>16}\n", s.requests, s.bytes, s.wavefronts, s.bank_conflicts());
     }
     t += &format!("  {:<16}{:>10}\n", "atomics", c.shared.atomics);
     let (lo, hi) = (&c.per_thread_min, &c.per_thread_max);

@@ -44,7 +44,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         for r in &runs {
             let title = format!("{} on {}", r.design.name(), gpubook::viz::backend_label(&gpu));
             let path = dir.join(format!("{}.svg", r.design.key()));
-            gpubook::viz::timeline_svg(&r.trace, &title).save(&path)?;
+            r.timeline(&title).svg().save(&path)?;
             println!("wrote {}", path.display());
         }
     }

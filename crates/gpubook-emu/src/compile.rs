@@ -5,10 +5,11 @@
 //! at once: each writes a temporary file and renames it into place, which is atomic.
 
 use std::collections::HashMap;
-use std::hash::{DefaultHasher, Hash, Hasher};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::{Mutex, OnceLock};
+
+use sha2::{Digest, Sha256};
 
 use crate::config::{EmuConfig, Mode};
 use crate::error::{EmuError, io_context};
@@ -44,8 +45,11 @@ const MODULE_FLAGS: &[&str] = &[
 /// Volatile accesses get hooks of their own (a thread waiting for a flag), and calls are not
 /// instrumented. `-nodefaultlibs` keeps g++ from linking libtsan into the module (undefined
 /// symbols resolve in the worker, which loads the module); `-lgcc` brings back its helpers.
+/// `-fno-tree-sra` keeps a `float4` load one 16-byte access (as on a GPU: one vector request,
+/// aligned to 16) instead of four 4-byte ones.
 const CHECK_FLAGS_GCC: &[&str] = &[
     "-O1",
+    "-fno-tree-sra",
     "-fsanitize=thread",
     "--param",
     "tsan-distinguish-volatile=1",
@@ -87,6 +91,25 @@ pub(crate) struct Runtime {
     /// `<cache>/emu-runtime-<hash>/`: holds gpubook_device.h and friends.
     pub dir: PathBuf,
     pub worker: PathBuf,
+}
+
+/// The C++ compiler the emulator builds with, as `probe_compiler` found it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Compiler {
+    pub cxx: PathBuf,
+    /// The first line of its `--version`.
+    pub version: String,
+    /// Where the emulator's worker was built with it.
+    pub worker: PathBuf,
+}
+
+/// Finds the C++ compiler the emulator would use and builds (or finds in the cache) the worker
+/// with it: what the emulator's first load does, so an error here is exactly the one the
+/// emulator would give (`gpubook doctor` shows it).
+pub fn probe_compiler(config: &EmuConfig) -> Result<Compiler, EmuError> {
+    let tc = toolchain(config)?;
+    let rt = runtime(config, &tc)?;
+    Ok(Compiler { cxx: tc.cxx, version: tc.version, worker: rt.worker })
 }
 
 /// Finds the compiler once per process per configured path.
@@ -448,23 +471,24 @@ fn absolute(p: &Path) -> PathBuf {
     std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf())
 }
 
-/// A cache key: std's SipHash with its fixed keys, over length-prefixed parts. 64 bits are
-/// plenty for a cache; a Rust upgrade that changes the hash only costs one rebuild.
-struct Key(DefaultHasher);
+/// A cache key: SHA-256 over length-prefixed parts, so it is the same for every build of
+/// gpubook (std's hasher promises no such thing) and parts cannot run into each other. The
+/// first 64 bits name the files: plenty for a cache.
+struct Key(Sha256);
 
 impl Key {
     fn new(domain: &str) -> Key {
-        let mut h = DefaultHasher::new();
-        domain.hash(&mut h);
-        Key(h)
+        let mut k = Key(Sha256::new());
+        k.add(domain.as_bytes());
+        k
     }
     fn add(&mut self, bytes: &[u8]) -> &mut Key {
-        bytes.len().hash(&mut self.0);
-        self.0.write(bytes);
+        self.0.update((bytes.len() as u64).to_le_bytes());
+        self.0.update(bytes);
         self
     }
     fn hex(&self) -> String {
-        format!("{:016x}", self.0.finish())
+        self.0.clone().finalize()[..8].iter().map(|b| format!("{b:02x}")).collect()
     }
 }
 

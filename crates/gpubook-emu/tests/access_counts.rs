@@ -77,6 +77,25 @@ fn coalesced_and_strided_loads() {
 }
 
 #[test]
+fn a_float4_is_one_access_of_16_bytes() {
+    let dev = device();
+    let m = module(&dev);
+    // 256 float4 (1024 floats), one block of 256 threads: 8 warps, one request each.
+    let input = buffer(&dev, "in", &vec![1.0; 1024]);
+    let out = dev.alloc(1024 * 4, 16, "out").unwrap();
+    let c = counts(&dev, &m, "copy_vec4", [1, 1], [256, 1], &[arg(input), arg(out), arg(256i32)]);
+    // A warp's 32 float4 are 512 contiguous bytes: 16 sectors.
+    assert_eq!(c.global.loads, global(8, 4096, 8 * 16));
+    assert_eq!(c.global.stores, global(8, 4096, 8 * 16));
+    assert_eq!((c.per_thread_max.global_loads, c.per_thread_max.global_stores), (1, 1));
+    // In shared memory the same 512 bytes take 4 wavefronts (128 words, 4 per bank), which is
+    // also the fewest they can take: no conflict.
+    let c = counts(&dev, &m, "stage_vec4", [1, 1], [256, 1], &[arg(input), arg(out), arg(256i32)]);
+    assert_eq!(c.shared.stores, shared(8, 4096, 8 * 4, 8 * 4));
+    assert_eq!(c.shared.loads, shared(8, 4096, 8 * 4, 8 * 4));
+}
+
+#[test]
 fn a_tiled_matmul_reads_global_memory_tile_times_less() {
     let dev = device();
     let m = module(&dev);

@@ -25,8 +25,10 @@ pub fn tasks(layout: &Layout, rank: usize, op: &Op) -> Vec<Task> {
     }
 }
 
-/// What `task` needs before it can start.
+/// What `task` needs before it can start. The rules chapter 10's first exercise asks the learner
+/// to apply: graders refuse an answer that calls them.
 pub fn needs(layout: &Layout, task: &Task) -> Vec<Task> {
+    crate::reference::called("gpubook::sim::deps::needs");
     let at = |stage| StageRef { pipe: task.at.pipe, stage };
     let of = |part, at| Task { part, at, mb: task.mb };
     let s = task.at.stage;

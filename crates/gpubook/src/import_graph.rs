@@ -553,7 +553,7 @@ mod tests {
     /// `gpu/`'s layers, bottom first: a file may use files of its own layer or below, never above
     /// (mod.rs, the facade, sits on top). Every file of gpu/ must be listed.
     const GPU_LAYERS: &[(&str, &[&str])] = &[
-        ("plain types and ids", &["error.rs", "ids.rs", "info.rs", "limits.rs", "repr.rs", "module.rs", "trace.rs"]),
+        ("plain types and ids", &["error.rs", "ids.rs", "info.rs", "limits.rs", "occupancy.rs", "repr.rs", "module.rs", "trace.rs"]),
         ("the backend seam", &["backend.rs", "cuda.rs", "emu.rs", "select.rs"]),
         ("the context", &["ordering.rs", "context.rs"]),
         ("memory, streams, events", &["memory.rs", "strided.rs", "host.rs", "mapped.rs", "event.rs", "stream.rs"]),

@@ -12,7 +12,9 @@
 //
 // Your kernel file defines the three protocol functions declared below; `ll_harness` plays the
 // ranks inside one thread block, in an order drawn from a seed, and checks every read through the
-// signal helpers. On a real system the ranks are GPUs and the writes go over NVLink or RDMA; the
+// signal helpers, and that what RECV returns is what went through the receiver's buffer: the
+// counts and tokens of an operation carry a stamp that only its SEND phase knows, so a receiver
+// learns them from its buffer or not at all. On a real system the ranks are GPUs and the writes go over NVLink or RDMA; the
 // protocol, and its mistakes, are the same.
 #ifndef GPUBOOK_LOW_LATENCY_CUH
 #define GPUBOOK_LOW_LATENCY_CUH
@@ -35,6 +37,8 @@ struct LLCtx {
     int* out;        // RECV: tokens received, [ranks][tokens][hidden]
     int* out_counts; // RECV: counts received, [ranks]
     unsigned seed;
+    unsigned stamp;  // SEND: mixed into this operation's counts and tokens (0 during RECV)
+    int phase;       // LL_SEND or LL_RECV
 };
 
 // One of a rank's two buffers.
@@ -44,6 +48,9 @@ struct LLBuffer {
 };
 
 // ANCHOR_END: ctx
+
+#define LL_SEND 0
+#define LL_RECV 1
 
 // ---- What your kernel file defines --------------------------------------------------------
 
@@ -68,43 +75,6 @@ __device__ bool ll_recv(const LLCtx& c, int cur);
 // ll_clean(c, signal)            zero a signal word for a later operation
 // ANCHOR_END: helpers_doc
 
-__device__ __forceinline__ int ll_buffer_ints(const LLCtx& c) {
-    return c.ranks + c.ranks * c.tokens * c.hidden;
-}
-// Buffer `idx` (0 or 1) of rank `rank`.
-__device__ __forceinline__ LLBuffer ll_buffer(const LLCtx& c, int rank, int idx) {
-    int* base = c.region + (rank * 2 + idx) * ll_buffer_ints(c);
-    LLBuffer b;
-    b.signals = base;
-    b.recv = base + c.ranks;
-    return b;
-}
-// Where token `i` from rank `src` goes in buffer `b`.
-__device__ __forceinline__ int* ll_slot(const LLCtx& c, LLBuffer b, int src, int i) {
-    return b.recv + (src * c.tokens + i) * c.hidden;
-}
-// How many tokens rank `src` sends rank `dst` in operation `op` (0 ..= c.tokens).
-__device__ __forceinline__ int ll_count_of(const LLCtx& c, int op, int src, int dst) {
-    unsigned h = c.seed ^ (unsigned)op * 0x9E3779B1u ^ (unsigned)(src * 31 + dst) * 0x85EBCA77u;
-    h ^= h >> 15;
-    h *= 0x2C1B3C6Du;
-    h ^= h >> 12;
-    return (int)(h % (unsigned)(c.tokens + 1));
-}
-// Tokens this rank sends rank `dst` in the current operation.
-__device__ __forceinline__ int ll_count(const LLCtx& c, int dst) {
-    return ll_count_of(c, c.op, c.rank, dst);
-}
-// Word j of token i from `src` to `dst` in operation `op`: it says where it came from, so a read
-// of the wrong operation's data is recognised.
-__device__ __forceinline__ int ll_word_of(int op, int src, int dst, int i, int j) {
-    return ((op & 0x3FFFF) << 13) | (src << 10) | (dst << 7) | (i << 3) | j;
-}
-// Word j of token i this rank sends `dst` in the current operation.
-__device__ __forceinline__ int ll_word(const LLCtx& c, int dst, int i, int j) {
-    return ll_word_of(c.op, c.rank, dst, i, j);
-}
-
 // Violations, in report[0] (the first one found wins).
 #define LL_OK 0
 #define LL_BAD_FLIP 1       // ll_flip gave a buffer index other than 0 or 1
@@ -117,6 +87,8 @@ __device__ __forceinline__ int ll_word(const LLCtx& c, int dst, int i, int j) {
 #define LL_DEADLOCK 8       // every unfinished rank waits for a count that will never come
 #define LL_NOT_SIGNAL 9     // a signal helper was given a pointer that is not a signal word
 #define LL_WRONG_SLOT 10    // a rank wrote its count into another rank's signal slot
+#define LL_NOT_IN_BUFFER 11 // RECV returned a token that is not in the receiver's buffer
+#define LL_REBUILT 12       // RECV called ll_count or ll_word, which say what this rank sends
 // report[1..]: rank, op, peer, other op, value, buffer, token, word; report[16..]: statistics.
 #define LL_REPORT_INTS 24
 
@@ -132,6 +104,56 @@ __device__ __forceinline__ void ll_fail(int* report, int kind, int rank, int op,
         report[7] = tok;
         report[8] = word;
     }
+}
+
+__device__ __forceinline__ int ll_buffer_ints(const LLCtx& c) {
+    return c.ranks + c.ranks * c.tokens * c.hidden;
+}
+// Buffer `idx` (0 or 1) of rank `rank`.
+__device__ __forceinline__ LLBuffer ll_buffer(const LLCtx& c, int rank, int idx) {
+    int* base = c.region + (rank * 2 + idx) * ll_buffer_ints(c);
+    LLBuffer b;
+    b.signals = base;
+    b.recv = base + c.ranks;
+    return b;
+}
+// Where token `i` from rank `src` goes in buffer `b`.
+__device__ __forceinline__ int* ll_slot(const LLCtx& c, LLBuffer b, int src, int i) {
+    return b.recv + (src * c.tokens + i) * c.hidden;
+}
+// A hash of (stamp, op, src, dst): what makes an operation's counts and tokens its own.
+__device__ __forceinline__ unsigned ll_mix(unsigned seed, unsigned stamp, int op, int src, int dst) {
+    unsigned h = seed ^ stamp * 0x27D4EB2Fu ^ (unsigned)op * 0x9E3779B1u ^ (unsigned)(src * 31 + dst) * 0x85EBCA77u;
+    h ^= h >> 15;
+    h *= 0x2C1B3C6Du;
+    h ^= h >> 12;
+    return h;
+}
+// How many tokens rank `src` sends rank `dst` in operation `op` (0 ..= tokens), under `stamp`.
+__device__ __forceinline__ int ll_count_stamped(unsigned seed, unsigned stamp, int tokens, int op, int src, int dst) {
+    return (int)(ll_mix(seed, stamp, op, src, dst) % (unsigned)(tokens + 1));
+}
+// Word j of token i from `src` to `dst` in operation `op`: it says where it came from, so a read
+// of the wrong operation's data is recognised; bits 27-30 check it against the stamp.
+__device__ __forceinline__ int ll_word_stamped(unsigned seed, unsigned stamp, int op, int src, int dst, int i, int j) {
+    int check = (int)(ll_mix(seed, stamp, op, src, dst) >> 20) & 0xF;
+    return (check << 27) | ((op & 0x3FFF) << 13) | (src << 10) | (dst << 7) | (i << 3) | j;
+}
+// What this rank sends; only SEND may ask: a receiver learns what arrived from its buffer.
+__device__ __forceinline__ bool ll_sending(const LLCtx& c, int helper) {
+    if (c.phase == LL_SEND) return true;
+    ll_fail(c.report, LL_REBUILT, c.rank, c.op, -1, helper, 0, -1, -1, -1);
+    return false;
+}
+// Tokens this rank sends rank `dst` in the current operation.
+__device__ __forceinline__ int ll_count(const LLCtx& c, int dst) {
+    if (!ll_sending(c, 0)) return 0;
+    return ll_count_stamped(c.seed, c.stamp, c.tokens, c.op, c.rank, dst);
+}
+// Word j of token i this rank sends `dst` in the current operation.
+__device__ __forceinline__ int ll_word(const LLCtx& c, int dst, int i, int j) {
+    if (!ll_sending(c, 1)) return -1;
+    return ll_word_stamped(c.seed, c.stamp, c.op, c.rank, dst, i, j);
 }
 
 // The shadow of a signal word: [op of the last write, state, op of the last clean, writer + 1
@@ -218,7 +240,7 @@ __device__ __forceinline__ void ll_clean(const LLCtx& c, int* signal) {
 #define LL_S_NEXT 4    // buffer of the next one
 #define LL_S_POLLED 5  // polled without success since anything last happened
 // state[ranks * LL_STATE_INTS + 0]: the scheduler's random state; + 1: the choice it broadcasts;
-// + 2: RECV's answer.
+// + 2: RECV's answer; + 3: the stamp (set by the grader; never in an LLCtx during RECV).
 
 __device__ __forceinline__ unsigned ll_rand(unsigned* s) {
     unsigned x = *s;
@@ -330,6 +352,7 @@ __device__ void ll_harness(int* region, int* shadow, int* state, int* out, int* 
     c.shadow = shadow;
     c.report = report;
     c.seed = seed;
+    unsigned stamp = (unsigned)shared[3];
     for (;;) {
         if (threadIdx.x == 0) shared[1] = ll_choose(state, shared, report, ranks, target_op);
         __syncthreads();
@@ -346,14 +369,22 @@ __device__ void ll_harness(int* region, int* shadow, int* state, int* out, int* 
         c.out_counts = out + ranks * ranks * tokens * hidden + r * ranks;
         int cur = s[LL_S_CUR], next = s[LL_S_NEXT];
         if (s[LL_S_PHASE] == 0) {
+            c.phase = LL_SEND;
+            c.stamp = stamp;
             ll_send(c, cur, next);
             __syncthreads();
+            // This operation's RECV fills the rank's output itself: what is there now is poison
+            // (the next choice's barrier orders these stores before it).
+            for (int k = threadIdx.x; k < ranks * tokens * hidden; k += blockDim.x) c.out[k] = -2;
+            for (int k = threadIdx.x; k < ranks; k += blockDim.x) c.out_counts[k] = -2;
             if (threadIdx.x == 0) {
                 s[LL_S_PHASE] = 1;
                 ll_progress(state, report, ranks);
             }
             continue;
         }
+        c.phase = LL_RECV;
+        c.stamp = 0;
         bool ready = ll_recv(c, cur);
         if (threadIdx.x == 0) shared[2] = ready ? 1 : 0;
         __syncthreads();
@@ -364,17 +395,23 @@ __device__ void ll_harness(int* region, int* shadow, int* state, int* out, int* 
             }
             continue;
         }
-        // Check what RECV returned against what was sent.
+        // Check what RECV returned against what was sent, and against what is in the buffer it
+        // read (no other rank has run since: a receiver that returns the right values from
+        // anywhere else is found here).
+        LLBuffer mine = ll_buffer(c, r, cur);
         for (int src = threadIdx.x; src < ranks; src += blockDim.x) {
-            int want = ll_count_of(c, c.op, src, r), got = c.out_counts[src];
+            int want = ll_count_stamped(seed, stamp, tokens, c.op, src, r), got = c.out_counts[src];
             if (got != want) ll_fail(report, LL_WRONG_COUNT, r, c.op, src, want, got, cur, -1, -1);
         }
+        __syncthreads(); // a wrong count is the first thing to report: the tokens follow from it
         int per_src = tokens * hidden;
         for (int k = threadIdx.x; k < ranks * per_src; k += blockDim.x) {
             int src = k / per_src, i = (k % per_src) / hidden, j = k % hidden;
-            if (i >= ll_count_of(c, c.op, src, r)) continue;
-            int want = ll_word_of(c.op, src, r, i, j), got = c.out[k];
+            if (i >= ll_count_stamped(seed, stamp, tokens, c.op, src, r)) continue;
+            int want = ll_word_stamped(seed, stamp, c.op, src, r, i, j), got = c.out[k];
+            int there = ll_slot(c, mine, src, i)[j];
             if (got != want) ll_fail(report, LL_WRONG_DATA, r, c.op, src, want, got, cur, i, j);
+            else if (there != want) ll_fail(report, LL_NOT_IN_BUFFER, r, c.op, src, want, there, cur, i, j);
         }
         // No barrier needed: thread 0 changes only the books, which the others read after the
         // next one.

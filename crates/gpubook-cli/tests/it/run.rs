@@ -70,3 +70,57 @@ fn bad_arguments_are_explained() {
     assert!(!ok);
     assert!(out.contains("is not zeros, ones, iota, random, uninit or a number"), "{out}");
 }
+
+fn counts_cu() -> String {
+    gpubook::testing::workspace_file("crates/gpubook-emu/tests/kernels/counts.cu").display().to_string()
+}
+
+#[test]
+fn check_mode_prints_the_memory_traffic() {
+    // The naive transpose of tests/access_counts.rs: 128 warps, each storing a column.
+    let args = ["--kernel", "transpose_naive", "--grid", "2,2", "--block", "32,32", "--mode", "check"];
+    let (ok, out) = gpubook_run(
+        &[&[counts_cu().as_str()][..], &args, &["--arg", "f32[4096]:iota", "--arg", "f32[4096]:uninit", "--arg", "i32=64"]].concat(),
+    );
+    assert!(ok, "{out}");
+    assert!(out.contains("memory traffic"), "{out}");
+    // The first "loads" and "stores" rows are global memory's: requests, bytes, sectors, per request.
+    let row = |name: &str| -> Vec<String> {
+        let line = out.lines().find(|l| l.trim_start().starts_with(name)).unwrap_or_else(|| panic!("no {name} row:\n{out}"));
+        line.split_whitespace().map(String::from).collect()
+    };
+    assert_eq!(row("loads")[1..5], ["128", "16384", "512", "4.00"], "{out}");
+    assert_eq!(row("stores")[1..5], ["128", "16384", "4096", "32.00"], "{out}");
+    assert!(out.lines().any(|l| l.trim_start().starts_with("in ") && l.contains("128 / 512")), "{out}");
+}
+
+#[test]
+fn numbers_that_do_not_fit_and_buffers_too_big_are_refused() {
+    let (ok, out) =
+        gpubook_run(&[&zoo(), "--kernel", "ok_scale", "--mode", "check", "--arg", "f32[10]", "--arg", "f32[10]", "--arg", "i32=3e9"]);
+    assert!(!ok);
+    assert!(out.contains("3000000000 is out of range for i32"), "{out}");
+    // 80 GB of f32: more than the emulated device's memory, refused before anything is allocated.
+    let (ok, out) = gpubook_run(&[
+        &zoo(),
+        "--kernel",
+        "ok_scale",
+        "--mode",
+        "check",
+        "--arg",
+        "f32[20000000000]:ones",
+        "--arg",
+        "f32[10]",
+        "--arg",
+        "i32=10",
+    ]);
+    assert!(!ok);
+    assert!(out.contains("`f32[20000000000]:ones` needs 74.51 GiB (80000000000 bytes) of device memory"), "{out}");
+}
+
+#[test]
+fn an_os_error_is_said_once() {
+    let (ok, out) = gpubook_run(&["/nonexistent/k.cu", "--kernel", "k", "--mode", "check"]);
+    assert!(!ok);
+    assert_eq!(out.matches("No such file or directory").count(), 1, "{out}");
+}

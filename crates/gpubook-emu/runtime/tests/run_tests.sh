@@ -15,7 +15,7 @@ $CXX -std=c++17 -O2 -g -pthread -rdynamic -fno-exceptions -fno-rtti \
 # Kernels, in both modes (the flags in crates/gpubook-emu/DESIGN.md).
 common="-std=c++17 -fPIC -shared -g -fno-exceptions -fno-rtti -fno-strict-aliasing -fstack-clash-protection
         -I$emu -I$emu/unsupported -include gpubook_device.h -x c++"
-check="-O1 -fsanitize=thread --param tsan-distinguish-volatile=1 --param tsan-instrument-func-entry-exit=0
+check="-O1 -fno-tree-sra -fsanitize=thread --param tsan-distinguish-volatile=1 --param tsan-instrument-func-entry-exit=0
        -DGPUBOOK_CHECK=1 -fno-finite-loops"
 fast="-O2 -DGPUBOOK_FAST=1 -fno-finite-loops"
 link="-nodefaultlibs -lgcc"

@@ -88,7 +88,7 @@ extern "C" int gpubook_rt_syncthreads(int kind, int pred, int line) {
     t.wait_pc = call_site(__builtin_return_address(0));
     t.wait_line = line;
     t.barrier_pred = pred;
-    t.counts.barriers++;
+    if (w.launch->mode == Mode::Check) t.chk->counts.barriers++;
     b.at_barrier++;
     b.parked++;
     if (b.next_unstarted == b.nthreads && b.at_barrier == b.nthreads) release_barrier(w, b);

@@ -153,7 +153,7 @@ void check_access(uintptr_t a, size_t n, unsigned f, uintptr_t pc) {
     race_check(*w, a, n, f, pc, shared);
     if (f & kAccessRmw) counts_atomic(l, t, shared, buf);
     else counts_access(l, b, t, a, n, write, shared, buf, pc);
-    if (++t.slice_accesses >= kLockstepAccesses) yield_current(*w, false);
+    if (++t.chk->slice_accesses >= kLockstepAccesses) yield_current(*w, false);
 }
 
 } // namespace gpubook::rt

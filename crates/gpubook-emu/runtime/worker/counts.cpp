@@ -29,7 +29,7 @@ uint64_t unique_bytes(const Request& r, const Buffer* b, bool any_buffer) {
     unsigned n = 0;
     for (unsigned l = 0; l < 32; l++)
         if ((r.lanes >> l & 1) && (any_buffer || r.buffer[l] == b)) starts[n++] = r.addr[l];
-    std::sort(starts, starts + n);
+    if (!std::is_sorted(starts, starts + n)) std::sort(starts, starts + n);
     uint64_t total = 0;
     uintptr_t covered = 0; // end of the bytes counted so far
     for (unsigned i = 0; i < n; i++) {
@@ -59,9 +59,11 @@ void finish_global(LaunchCounts& c, const Request& r) {
         uintptr_t first = r.addr[l] / 32, last = (r.addr[l] + r.size - 1) / 32;
         for (uintptr_t s = first; s <= last && n < 64; s++) secs[n++] = {r.buffer[l], s};
     }
-    std::sort(secs, secs + n);
+    if (!std::is_sorted(secs, secs + n)) std::sort(secs, secs + n); // coalesced lanes come sorted
     unsigned distinct = unsigned(std::unique(secs, secs + n) - secs);
-    add(r.write ? c.global_stores : c.global_loads, uint64_t(lanes) * r.size, unique_bytes(r, nullptr, true), distinct);
+    uint64_t unique = unique_bytes(r, nullptr, true);
+    add(r.write ? c.global_stores : c.global_loads, uint64_t(lanes) * r.size, unique, distinct);
+    bool one_buffer = n == 0 || secs[0].first == secs[distinct - 1].first;
     // Per buffer: the request counts once for each buffer its lanes touched.
     for (unsigned i = 0; i < distinct;) {
         const Buffer* b = secs[i].first;
@@ -72,7 +74,7 @@ void finish_global(LaunchCounts& c, const Request& r) {
             for (unsigned l = 0; l < 32; l++)
                 if ((r.lanes >> l & 1) && r.buffer[l] == b) bytes += r.size;
             BufferTally& t = tally_for(c, b);
-            add(r.write ? t.stores : t.loads, bytes, unique_bytes(r, b, false), j - i);
+            add(r.write ? t.stores : t.loads, bytes, one_buffer ? unique : unique_bytes(r, b, false), j - i);
         }
         i = j;
     }
@@ -89,7 +91,7 @@ void finish_shared(LaunchCounts& c, const Request& r) {
         uintptr_t first = r.addr[l] / 4, last = (r.addr[l] + r.size - 1) / 4;
         for (uintptr_t w = first; w <= last && n < 128; w++) words[n++] = w;
     }
-    std::sort(words, words + n);
+    if (!std::is_sorted(words, words + n)) std::sort(words, words + n);
     unsigned distinct = unsigned(std::unique(words, words + n) - words);
     unsigned per_bank[32] = {};
     unsigned most = 0;
@@ -228,8 +230,8 @@ void counts_begin_launch(Launch& l) {
 
 void counts_access(Launch& l, Block& b, Thread& t, uintptr_t addr, size_t n, bool write, bool shared,
                    const Buffer* buffer, uintptr_t pc) {
-    if (shared) (write ? t.counts.shared_stores : t.counts.shared_loads)++;
-    else (write ? t.counts.global_stores : t.counts.global_loads)++;
+    if (shared) (write ? t.chk->counts.shared_stores : t.chk->counts.shared_loads)++;
+    else (write ? t.chk->counts.global_stores : t.chk->counts.global_loads)++;
     unsigned warp = t.linear / kWarpSize, lane = t.linear % kWarpSize;
     Site& s = site_for(b.counts, warp, (pc << 1) | (shared ? 1 : 0));
     uint32_t occ = s.occurrences[lane]++;
@@ -256,7 +258,7 @@ void counts_access(Launch& l, Block& b, Thread& t, uintptr_t addr, size_t n, boo
 }
 
 void counts_atomic(Launch& l, Thread& t, bool shared, const Buffer* buffer) {
-    t.counts.atomics++;
+    t.chk->counts.atomics++;
     if (shared) {
         l.counts.shared_atomics++;
     } else {
@@ -281,8 +283,8 @@ void counts_converged(Launch& l, Block& b, int warp) {
 
 void counts_thread_exit(Launch& l, Thread& t) {
     l.counts.threads++;
-    fold_max(l.counts.per_thread_max, t.counts);
-    fold_min(l.counts.per_thread_min, t.counts);
+    fold_max(l.counts.per_thread_max, t.chk->counts);
+    fold_min(l.counts.per_thread_min, t.chk->counts);
 }
 
 void counts_write(Json& j, const LaunchCounts& c) {

@@ -135,9 +135,9 @@ void synchronise(Block& b, Thread& t, uintptr_t word, unsigned f) {
         if (it != g_sync.end()) b.acquired.join(it->second);
     }
     if (!write) return;
-    uint32_t released = t.release_clock;
+    uint32_t released = t.chk->release_clock;
     if (f & kAccessRelease) { // an atomic with release order is a fence and a store
-        released = t.release_clock = b.clock;
+        released = t.chk->release_clock = b.clock;
         b.clock++;
     }
     if (!released) return; // a flag set without a fence before it publishes nothing
@@ -216,7 +216,7 @@ void races_begin_block(Block& b) {
 
 void races_fence(Worker& w) {
     Block& b = *w.blk;
-    w.current->release_clock = b.clock;
+    w.current->chk->release_clock = b.clock;
     b.clock++;
 }
 

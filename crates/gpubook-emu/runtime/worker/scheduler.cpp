@@ -94,7 +94,6 @@ __attribute__((always_inline)) inline void dispatch(Worker& w, Fiber* self, bool
             b.ready_head = (b.ready_head + 1) % kMaxBlockThreads;
             b.ready_count--;
             t->state = ThreadState::Running;
-            t->slice_accesses = 0;
             if (t->fiber != self) {
                 if (self_free) w.free_fibers.push_back(self);
                 switch_fiber(w, self, t->fiber);
@@ -112,14 +111,7 @@ __attribute__((always_inline)) inline void dispatch(Worker& w, Fiber* self, bool
 }
 
 // Check mode's per-thread bookkeeping starts afresh with each CUDA thread.
-void start_checked(Thread& t) {
-    t.counts = ThreadCounts();
-    t.slice_accesses = 0;
-    t.release_clock = 0;
-    t.spin_next = 0;
-    t.spin_pc = t.spin_addr = 0;
-    for (SpinMemo& m : t.spin) m = SpinMemo();
-}
+void start_checked(Thread& t) { *t.chk = ThreadChecks(); }
 
 void thread_exit(Worker& w, Block& b, Thread& t) {
     t.state = ThreadState::Exited;
@@ -229,6 +221,7 @@ void prepare_block(Block& b, Launch& l, uint64_t linear, bool over_capacity) {
             t.view.block = &b.view;
             t.block = &b;
             t.linear = i;
+            t.chk = &b.checks[i];
         }
     }
     for (unsigned i = 0; i < b.nthreads; i++) b.threads[i].state = ThreadState::Unstarted;
@@ -342,7 +335,6 @@ void resume(Worker& w, Block& b) {
         b.ready_head = (b.ready_head + 1) % kMaxBlockThreads;
         b.ready_count--;
         t->state = ThreadState::Running;
-        t->slice_accesses = 0;
         set_current(w, t);
         f = t->fiber;
     } else {
@@ -395,7 +387,7 @@ void park_current(Worker& w) {
 void yield_current(Worker& w, bool waiting) {
     Block& b = *w.blk;
     Thread& t = *w.current;
-    t.slice_accesses = 0;
+    t.chk->slice_accesses = 0;
     if (waiting) {
         b.idle_spins++;
         // Runnable: every thread not exited nor parked, this one included.

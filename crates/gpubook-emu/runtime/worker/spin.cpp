@@ -44,18 +44,19 @@ namespace {
 bool spin_point(Worker& w, uintptr_t pc, uintptr_t addr, uint64_t value, bool may_yield) {
     Thread& t = *w.current;
     Block& b = *w.blk;
-    for (SpinMemo& m : t.spin) {
+    ThreadChecks& c = *t.chk;
+    for (SpinMemo& m : c.spin) {
         if (m.pc != pc) continue;
         if (m.addr == addr && m.value == value) {
             if (!may_yield) return false;
-            t.spin_pc = pc;
-            t.spin_addr = addr;
+            c.spin_pc = pc;
+            c.spin_addr = addr;
             yield_current(w, true);
             return true;
         }
         if (m.addr == addr) { // what it waited for changed
             b.idle_spins = 0;
-            t.spin_pc = t.spin_addr = 0;
+            c.spin_pc = c.spin_addr = 0;
             w.progress++;
             uint64_t from = w.launch->over_capacity_from.load(std::memory_order_relaxed);
             if (!b.over_capacity && from != UINT64_MAX) {
@@ -67,7 +68,7 @@ bool spin_point(Worker& w, uintptr_t pc, uintptr_t addr, uint64_t value, bool ma
         m.value = value;
         return false;
     }
-    t.spin[t.spin_next++ % kSpinMemos] = SpinMemo{pc, addr, value};
+    c.spin[c.spin_next++ % kSpinMemos] = SpinMemo{pc, addr, value};
     return false;
 }
 

@@ -73,15 +73,16 @@ unsigned spin_notes(const Block& b, const Launch& l, Diagnostic& d, unsigned bud
     unsigned shown = 0;
     for (unsigned i = 0; i < b.nthreads && shown < budget; i++) {
         const Thread& x = b.threads[i];
-        if (!x.spin_pc || (x.state != ThreadState::Ready && x.state != ThreadState::Running)) continue;
-        const Buffer* buf = g_arena.find(x.spin_addr, 1);
-        std::string what = buf ? describe_element(*buf, x.spin_addr, 4)
-                               : format("address %#lx", (unsigned long)x.spin_addr);
+        const ThreadChecks& c = *x.chk;
+        if (!c.spin_pc || (x.state != ThreadState::Ready && x.state != ThreadState::Running)) continue;
+        const Buffer* buf = g_arena.find(c.spin_addr, 1);
+        std::string what = buf ? describe_element(*buf, c.spin_addr, 4)
+                               : format("address %#lx", (unsigned long)c.spin_addr);
         unsigned tc[3] = {x.view.thread_idx.x, x.view.thread_idx.y, x.view.thread_idx.z};
         Note n;
         n.what = format("thread %s of %s keeps reading %s, which does not change", coords(tc).c_str(),
                         block_name(b).c_str(), what.c_str());
-        n.pc = x.spin_pc;
+        n.pc = c.spin_pc;
         n.has_location = true;
         std::memcpy(n.thread, tc, sizeof tc);
         n.block[0] = b.view.block_idx.x; n.block[1] = b.view.block_idx.y; n.block[2] = b.view.block_idx.z;
@@ -122,7 +123,7 @@ void describe(Worker& w, Diagnostic& d, bool first, bool expired) {
                         "finished.",
                         (unsigned long long)l.total_blocks, (unsigned long long)started, (unsigned long long)holds,
                         (unsigned long long)l.blocks_done.load());
-    if (t && !t->spin_pc) {
+    if (t && !t->chk->spin_pc) {
         unsigned tc[3] = {t->view.thread_idx.x, t->view.thread_idx.y, t->view.thread_idx.z};
         std::string others;
         auto add = [&](ThreadState s, const char* what) {

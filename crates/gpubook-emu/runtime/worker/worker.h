@@ -93,6 +93,17 @@ constexpr unsigned kSpinMemos = 4;
 struct Fiber;
 struct Block;
 
+// Check mode's per-thread bookkeeping, kept apart from Thread so the scheduler's hot loops over
+// a block's threads touch less memory in both modes.
+struct ThreadChecks {
+    ThreadCounts counts;
+    unsigned slice_accesses = 0; // device-memory accesses since it last yielded or started
+    uint32_t release_clock = 0;  // its block's clock at its last __threadfence (0: none yet)
+    SpinMemo spin[kSpinMemos];
+    unsigned spin_next = 0;
+    uintptr_t spin_pc = 0, spin_addr = 0; // where it last waited without seeing a change
+};
+
 // One CUDA thread. `view` is what the device header reads; it must stay the first member.
 struct Thread {
     gpubook_thread_view view;
@@ -105,13 +116,7 @@ struct Thread {
     int barrier_pred = 0;
     int barrier_result = 0;
     WarpRequest warp{};
-    // Check mode.
-    ThreadCounts counts;
-    unsigned slice_accesses = 0; // device-memory accesses since it last started running
-    uint32_t release_clock = 0;  // its block's clock at its last __threadfence (0: none yet)
-    SpinMemo spin[kSpinMemos];
-    unsigned spin_next = 0;
-    uintptr_t spin_pc = 0, spin_addr = 0; // where it last waited without seeing a change
+    ThreadChecks* chk = nullptr; // its entry in Block::checks
 };
 
 struct Warp {
@@ -134,6 +139,7 @@ struct Block {
     uint32_t barrier_epoch = 0;
     int barrier_kind = 0;
     Thread threads[kMaxBlockThreads];
+    ThreadChecks checks[kMaxBlockThreads];
     Warp warps[kMaxWarps];
     unsigned ready[kMaxBlockThreads]; // FIFO of threads ready to resume
     unsigned ready_head = 0, ready_count = 0;

@@ -90,3 +90,19 @@ extern "C" __global__ void histogram_shared(const int* in, int* bins, int n) {
     __syncthreads();
     if (threadIdx.x < 16) atomicAdd(&bins[threadIdx.x], local[threadIdx.x]);
 }
+
+// One float4 per thread: a warp's request is 32 x 16 = 512 bytes, 16 sectors.
+extern "C" __global__ void copy_vec4(const float4* in, float4* out, int n4) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n4) out[i] = in[i];
+}
+
+// The same through shared memory: a warp writes and reads 512 bytes of float4s, 4 wavefronts
+// each (a wavefront moves one 4-byte word per bank, 128 bytes), none of them a conflict.
+extern "C" __global__ void stage_vec4(const float4* in, float4* out, int n4) {
+    __shared__ float4 tile[256];
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n4) tile[threadIdx.x] = in[i];
+    __syncthreads();
+    if (i < n4) out[i] = tile[threadIdx.x];
+}

@@ -1,10 +1,16 @@
 //! The schedule generators, one per module. Each turns (PP, N) into one program per rank.
+//! They are reachable only through [`ScheduleKind::generate`], which graders watch for: writing
+//! them is what chapters 10 and 11 ask of the learner. A module of its own is out of reach:
+//!
+//! ```compile_fail
+//! let programs = gpubook_sim::schedules::dualpipe::program(0, 2, 8);
+//! ```
 
 mod builder;
-pub mod dualpipe;
-pub mod dualpipev;
-pub mod one_f_one_b;
-pub mod zb1p;
+mod dualpipe;
+mod dualpipev;
+mod one_f_one_b;
+mod zb1p;
 
 pub use builder::ProgramBuilder;
 

@@ -8,6 +8,7 @@ use super::error::Result;
 use super::ids::{EventId, HostMem, StreamId};
 use super::info::DeviceInfo;
 use super::module::KernelSource;
+use super::occupancy::FunctionResources;
 use std::sync::Arc;
 
 /// What a launch needs from the neutral layer.
@@ -81,4 +82,9 @@ pub(crate) trait BackendModule: Send + Sync {
 
 pub(crate) trait BackendFunction: Send + Sync {
     fn as_any(&self) -> &dyn std::any::Any;
+    /// Registers, static shared memory and so on, as compiled (`cuFuncGetAttribute`).
+    fn resources(&self) -> Result<FunctionResources>;
+    /// Blocks of `block` threads with `dynamic_shared` bytes of dynamic shared memory one SM
+    /// holds at once (`cuOccupancyMaxActiveBlocksPerMultiprocessor`).
+    fn max_active_blocks_per_sm(&self, block: u32, dynamic_shared: u32) -> Result<u32>;
 }

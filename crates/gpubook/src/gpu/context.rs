@@ -281,9 +281,15 @@ impl GpuInner {
         Ok(())
     }
 
-    pub(crate) fn host_wait_event(&self, e: EventId) -> Result<()> {
+    /// Blocks the host until event `e`, recorded on `stream`, is reached (`cudaEventSynchronize`);
+    /// the trace shows the wait, as it shows a stream's or the device's.
+    pub(crate) fn host_wait_event(&self, stream: StreamId, e: EventId) -> Result<()> {
+        let start = self.backend.host_now_us();
         self.backend.synchronize_event(e)?;
-        lock(&self.state).order.host_synchronized_event(e);
+        let end = self.backend.host_now_us();
+        let mut st = lock(&self.state);
+        st.order.host_synchronized_event(e);
+        st.push(self.backend.info().ordinal, stream, OpKind::SynchronizeEvent, Stamp::Known(start, end));
         Ok(())
     }
 

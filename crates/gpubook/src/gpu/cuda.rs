@@ -10,6 +10,7 @@ use super::ids::{EventId, HostMem, StreamId};
 use super::info::{BackendKind, DeviceInfo};
 use super::limits::{MAX_BLOCK_DIM, MAX_GRID_DIM, MAX_THREADS_PER_BLOCK, SHARED_MEM_PER_BLOCK};
 use super::module::KernelSource;
+use super::occupancy::{FunctionResources, SmLimits};
 use crate::sync::lock;
 use cudarc::driver::{CudaContext, CudaEvent, CudaFunction, CudaModule, CudaStream, result, sys};
 use std::collections::HashMap;
@@ -142,6 +143,20 @@ impl CudaBackend {
             max_shared_mem_per_block_optin: (attr(A::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN) as u32)
                 .max(SHARED_MEM_PER_BLOCK),
             warp_size: attr(A::CU_DEVICE_ATTRIBUTE_WARP_SIZE) as u32,
+            // The driver's limits; the allocation units are the occupancy calculator's, the
+            // same for compute capability 8.x and 9.0.
+            sm: SmLimits {
+                max_threads: attr(A::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR) as u32,
+                max_blocks: attr(A::CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR) as u32,
+                max_threads_per_block: attr(A::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK) as u32,
+                warp_size: attr(A::CU_DEVICE_ATTRIBUTE_WARP_SIZE) as u32,
+                registers: attr(A::CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR) as u32,
+                max_registers_per_block: attr(A::CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK) as u32,
+                shared_memory: attr(A::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR) as u32,
+                max_shared_memory_per_block: attr(A::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN) as u32,
+                reserved_shared_memory_per_block: attr(A::CU_DEVICE_ATTRIBUTE_RESERVED_SHARED_MEMORY_PER_BLOCK) as u32,
+                ..SmLimits::H200
+            },
             driver_version: driver_version(),
             nvrtc_version: nvrtc,
             detail: if nvrtc.is_some() { String::new() } else { "NVRTC missing: kernels cannot be compiled".into() },
@@ -374,6 +389,26 @@ impl BackendModule for CudaKernels {
 impl BackendFunction for CudaFunction {
     fn as_any(&self) -> &dyn std::any::Any {
         self
+    }
+
+    fn resources(&self) -> Result<FunctionResources> {
+        // get_attribute makes the function's context current first.
+        let attr = |a, what| drv(what, self.get_attribute(a)).map(|v| v.max(0) as u32);
+        use sys::CUfunction_attribute_enum as F;
+        Ok(FunctionResources {
+            registers_per_thread: Some(attr(F::CU_FUNC_ATTRIBUTE_NUM_REGS, "cuFuncGetAttribute(NUM_REGS)")?),
+            static_shared_bytes: Some(attr(F::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, "cuFuncGetAttribute(SHARED_SIZE_BYTES)")?),
+            local_bytes_per_thread: Some(attr(F::CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, "cuFuncGetAttribute(LOCAL_SIZE_BYTES)")?),
+            max_threads_per_block: attr(F::CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, "cuFuncGetAttribute(MAX_THREADS_PER_BLOCK)")?,
+        })
+    }
+
+    fn max_active_blocks_per_sm(&self, block: u32, dynamic_shared: u32) -> Result<u32> {
+        self.resources()?; // binds the function's context to this thread
+        drv(
+            "cuOccupancyMaxActiveBlocksPerMultiprocessor",
+            self.occupancy_max_active_blocks_per_multiprocessor(block, dynamic_shared as usize, None),
+        )
     }
 }
 

@@ -17,6 +17,7 @@ use super::ids::{EventId, HostMem, StreamId};
 use super::info::{BackendKind, DeviceInfo};
 use super::limits::{MAX_BLOCK_DIM, MAX_GRID_DIM, MAX_THREADS_PER_BLOCK, SHARED_MEM_PER_BLOCK};
 use super::module::KernelSource;
+use super::occupancy::{BlockResources, FunctionResources, SmLimits, block_limits};
 use crate::sync::lock;
 use gpubook_emu::{EmuConfig, EmuDevice, EmuError, EmuModule, LaunchSpec};
 use std::collections::HashMap;
@@ -74,6 +75,15 @@ pub(crate) fn new_backend_with(ordinal: usize, config: EmuConfig) -> Result<Box<
         // The worker gives a block 48 KiB of shared memory in all, as a GPU does before opting in.
         max_shared_mem_per_block_optin: SHARED_MEM_PER_BLOCK,
         warp_size: e.warp_size,
+        // Compute capability 8.0's (what the emulator claims), with the emulated SM's own
+        // threads, blocks and shared memory; a block may not opt in past 48 KiB here.
+        sm: SmLimits {
+            max_threads: e.max_threads_per_sm,
+            max_blocks: e.max_blocks_per_sm,
+            shared_memory: e.shared_memory_per_sm,
+            max_shared_memory_per_block: SHARED_MEM_PER_BLOCK,
+            ..SmLimits::A100
+        },
         driver_version: None,
         nvrtc_version: None,
         detail: format!(
@@ -252,7 +262,7 @@ impl Backend for EmuBackend {
             kernels: source.signatures.clone(), // parsed once, by Source::read
         };
         let module = self.dev.load_module(&src).map_err(emu_error)?;
-        Ok(Arc::new(EmuKernels(module)))
+        Ok(Arc::new(EmuKernels(module, self.info.sm)))
     }
 
     fn launch(&self, stream: StreamId, l: &LaunchRequest<'_>) -> Result<Option<gpubook_emu::AccessCounts>> {
@@ -339,7 +349,8 @@ fn pinned_layout(bytes: usize) -> std::alloc::Layout {
     std::alloc::Layout::from_size_align(bytes.max(1), 4096).expect("a valid layout")
 }
 
-struct EmuKernels(Arc<EmuModule>);
+/// A module, with the limits of the SM its functions run on (for occupancy questions).
+struct EmuKernels(Arc<EmuModule>, SmLimits);
 
 impl BackendModule for EmuKernels {
     fn function(&self, name: &str) -> Result<Arc<dyn BackendFunction>> {
@@ -350,17 +361,36 @@ impl BackendModule for EmuKernels {
                 available: self.0.kernels().iter().map(|k| k.name.clone()).collect::<Vec<_>>().join(", "),
             });
         }
-        Ok(Arc::new(EmuFunction { module: self.0.clone(), name: name.into() }))
+        Ok(Arc::new(EmuFunction { module: self.0.clone(), name: name.into(), sm: self.1 }))
     }
 }
 
 struct EmuFunction {
     module: Arc<EmuModule>,
     name: String,
+    sm: SmLimits,
 }
 
 impl BackendFunction for EmuFunction {
     fn as_any(&self) -> &dyn std::any::Any {
         self
+    }
+
+    /// The emulator allocates no registers, and a kernel's static `__shared__` arrays are sized
+    /// only when its blocks run: neither is known here.
+    fn resources(&self) -> Result<FunctionResources> {
+        Ok(FunctionResources {
+            registers_per_thread: None,
+            static_shared_bytes: None,
+            local_bytes_per_thread: None,
+            max_threads_per_block: self.sm.max_threads_per_block,
+        })
+    }
+
+    /// The occupancy calculation on the emulated SM's limits, for the dynamic shared memory
+    /// given (registers and static shared memory are not known: see `resources`).
+    fn max_active_blocks_per_sm(&self, block: u32, dynamic_shared: u32) -> Result<u32> {
+        let b = BlockResources { threads: block, registers_per_thread: 0, shared_bytes: dynamic_shared };
+        Ok(block_limits(&self.sm, &b).resident())
     }
 }

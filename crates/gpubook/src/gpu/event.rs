@@ -25,7 +25,7 @@ impl Event {
 
     /// Blocks the host until the work before the event is done (`cudaEventSynchronize`).
     pub fn synchronize(&self) -> Result<()> {
-        self.gpu.host_wait_event(self.id)
+        self.gpu.host_wait_event(self.stream, self.id)
     }
 
     /// Milliseconds from this event to `end` (`cudaEventElapsedTime`); waits for both.

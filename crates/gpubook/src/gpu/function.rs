@@ -6,6 +6,7 @@ use super::backend::{BackendFunction, BackendModule};
 use super::context::Gpu;
 use super::error::{GpuError, Result};
 use super::module::{KernelSource, Source};
+use super::occupancy::FunctionResources;
 use gpubook_emu::KernelSignature;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -59,6 +60,22 @@ impl Function {
     /// The parameters as parsed from the source, when the parser understood them.
     pub fn signature(&self) -> Option<&KernelSignature> {
         self.signature.as_ref()
+    }
+
+    /// Registers per thread, static shared memory and the largest block this kernel was compiled
+    /// for (`cuFuncGetAttribute`). The emulator knows neither registers nor static shared memory
+    /// (`None`).
+    pub fn resources(&self) -> Result<FunctionResources> {
+        self.inner.resources()
+    }
+
+    /// How many blocks of `block_threads` threads, each with `dynamic_shared_bytes` of dynamic
+    /// shared memory, one SM holds at once (`cuOccupancyMaxActiveBlocksPerMultiprocessor`; cudarc's
+    /// `occupancy_max_active_blocks_per_multiprocessor`). The driver answers on a GPU; the
+    /// emulator computes it from its SM's limits (`DeviceInfo::sm`), counting threads, blocks and
+    /// dynamic shared memory only. 0: such a block cannot be launched at all.
+    pub fn max_active_blocks_per_sm(&self, block_threads: u32, dynamic_shared_bytes: u32) -> Result<u32> {
+        self.inner.max_active_blocks_per_sm(block_threads, dynamic_shared_bytes)
     }
 
     /// The backend's own function object (cudarc's `CudaFunction` on a GPU).

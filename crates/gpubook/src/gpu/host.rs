@@ -10,6 +10,7 @@ use super::error::Result;
 use super::ids::{EventId, HostMem, StreamId};
 use super::memory::bounds;
 use super::repr::DeviceRepr;
+use super::trace::CopyDir;
 use crate::sync::lock;
 use std::marker::PhantomData;
 use std::ops::RangeBounds;
@@ -59,10 +60,13 @@ impl<T, const N: usize> HostSlice<T> for [T; N] {
 
 /// The asynchronous copies still using a pinned buffer: an event after the last one issued on
 /// each stream (a stream runs in order, so its last copy is the one to wait for). The events are
-/// the buffer's own, so nothing else recycles them while it waits.
+/// the buffer's own, so nothing else recycles them while it waits. While a grader records
+/// digests, it also keeps the copies from and into the buffer (direction, host address, bytes)
+/// whose digest the trace gets when the host next waits: hashing before issuing a copy would
+/// hold the host up, and the host cannot change the bytes without waiting first.
 #[doc(hidden)]
 #[derive(Default)]
-pub struct Pending(Mutex<Vec<(StreamId, EventId)>>);
+pub struct Pending(Mutex<Vec<(StreamId, EventId)>>, Mutex<Vec<(CopyDir, u64, usize)>>);
 
 impl Pending {
     /// Remembers the copy just issued on `stream`.
@@ -77,17 +81,45 @@ impl Pending {
         Ok(())
     }
 
-    /// Blocks the host until every tracked copy is done.
+    /// Remembers a copy of `bytes` bytes from or into host address `host`, to digest at the next wait.
+    pub(crate) fn digest_later(&self, dir: CopyDir, host: u64, bytes: usize) {
+        lock(&self.1).push((dir, host, bytes));
+    }
+
+    /// Digests the uploads remembered so far, now: a download into the buffer is about to be
+    /// issued, and may overwrite the bytes they carried.
+    pub(crate) fn digest_uploads_now(&self, gpu: &GpuInner) {
+        let mut list = lock(&self.1);
+        let (uploads, rest): (Vec<_>, Vec<_>) = list.drain(..).partition(|c| c.0 == CopyDir::HostToDevice);
+        *list = rest;
+        drop(list);
+        digest_copies(gpu, uploads);
+    }
+
+    /// Blocks the host until every tracked copy is done, then gives the downloads their digests.
     fn wait(&self, gpu: &GpuInner) -> Result<()> {
         let list = std::mem::take(&mut *lock(&self.0));
         let mut result = Ok(());
-        for (_, e) in list {
+        for (stream, e) in list {
             if result.is_ok() {
-                result = gpu.host_wait_event(e);
+                result = gpu.host_wait_event(stream, e);
             }
             gpu.release_event(e);
         }
-        result
+        result?;
+        let copies = std::mem::take(&mut *lock(&self.1));
+        digest_copies(gpu, copies);
+        Ok(())
+    }
+}
+
+/// Gives each of `copies` (direction, host address, bytes) the digest of its bytes now.
+fn digest_copies(gpu: &GpuInner, copies: Vec<(CopyDir, u64, usize)>) {
+    for (dir, host, bytes) in copies {
+        // SAFETY: the bytes lie in a pinned buffer that outlives its `Pending`; a download into
+        // them has finished (the caller waited), an upload from them left them as they were.
+        let d = super::trace::digest(unsafe { std::slice::from_raw_parts(host as *const u8, bytes) });
+        lock(&gpu.state).trace.set_digest_at(dir, host, bytes, d);
     }
 }
 

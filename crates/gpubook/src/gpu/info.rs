@@ -1,6 +1,7 @@
 //! What a device is: the facts `gpubook` and `gpubook doctor` print and launch checks use (the
 //! limits' values come from the table in limits.rs).
 
+use super::occupancy::SmLimits;
 use std::fmt;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -36,6 +37,9 @@ pub struct DeviceInfo {
     /// on an H200; on the emulator the same as without.
     pub max_shared_mem_per_block_optin: u32,
     pub warp_size: u32,
+    /// What one SM holds at once (threads, blocks, registers, shared memory): the limits of an
+    /// occupancy calculation.
+    pub sm: SmLimits,
     /// Driver version as CUDA encodes it (13000 = 13.0); `None` on the emulator.
     pub driver_version: Option<i32>,
     /// NVRTC (major, minor); `None` on the emulator.
@@ -61,6 +65,15 @@ impl fmt::Display for DeviceInfo {
             self.max_threads_per_block,
             self.max_shared_mem_per_block / 1024,
             self.max_shared_mem_per_block_optin / 1024
+        )?;
+        let sm = &self.sm;
+        writeln!(
+            f,
+            "per SM    {} threads, {} blocks, {} registers, {} KiB shared",
+            sm.max_threads,
+            sm.max_blocks,
+            sm.registers,
+            sm.shared_memory / 1024
         )?;
         if let Some(v) = self.driver_version {
             writeln!(f, "driver    CUDA {}.{}", v / 1000, (v % 1000) / 10)?;

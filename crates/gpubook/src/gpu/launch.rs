@@ -286,6 +286,12 @@ mod tests {
         fn as_any(&self) -> &dyn std::any::Any {
             self
         }
+        fn resources(&self) -> Result<crate::gpu::FunctionResources> {
+            unreachable!("the argument checks ask no function for its resources")
+        }
+        fn max_active_blocks_per_sm(&self, _: u32, _: u32) -> Result<u32> {
+            unreachable!("the argument checks ask no function about occupancy")
+        }
     }
 
     fn refused(params: &str, args: &[A]) -> String {

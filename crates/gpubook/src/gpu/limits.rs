@@ -112,6 +112,7 @@ mod tests {
             max_shared_mem_per_block: SHARED_MEM_PER_BLOCK,
             max_shared_mem_per_block_optin: 227 << 10,
             warp_size: 32,
+            sm: crate::gpu::SmLimits::H200,
             driver_version: Some(13000),
             nvrtc_version: Some((13, 0)),
             detail: String::new(),

@@ -39,6 +39,7 @@
 //! the backend seam            backend.rs (the Backend trait)  cuda.rs  emu.rs
 //!                             select.rs (which backend: resolve_backend, the one place)
 //! plain types and ids         error.rs  ids.rs  info.rs  limits.rs (the launch limits table)
+//!                             occupancy.rs (SM limits, the occupancy calculation)
 //!                             repr.rs  trace.rs (records)  module.rs (Source, KernelSource)
 //! ```
 //!
@@ -61,6 +62,7 @@ mod limits;
 mod mapped;
 mod memory;
 mod module;
+mod occupancy;
 mod ordering;
 mod repr;
 mod select;
@@ -81,6 +83,8 @@ pub use mapped::MappedHostSlice;
 pub use memory::{DevicePtr, DevicePtrMut, DeviceSlice, DeviceView, DeviceViewMut};
 pub(crate) use module::with_kernel_text;
 pub use module::{KernelSource, Source};
+pub(crate) use occupancy::block_limits;
+pub use occupancy::{BlockResources, FunctionResources, SmLimits};
 pub use repr::{DeviceRepr, vector};
 pub use select::{BACKEND_VAR, BackendChoice, requested_backend, resolve_backend};
 pub use stream::Stream;

@@ -103,13 +103,17 @@ impl Stream {
         // SAFETY: the host slice holds `len` elements, `bytes` bytes, valid while `src` is borrowed.
         let digest = (self.digests_on() && mem == HostMem::Pageable)
             .then(|| trace::digest(unsafe { std::slice::from_raw_parts(ptr as *const u8, bytes) }));
-        let kind = OpKind::Copy { dir: CopyDir::HostToDevice, bytes, pinned: host_mem_pinned(mem), src: None, dst: Some(d.buffer), digest };
+        let (pinned, host) = (host_mem_pinned(mem), Some(ptr as u64));
+        let kind = OpKind::Copy { dir: CopyDir::HostToDevice, bytes, pinned, src: None, dst: Some(d.buffer), digest, host };
         let access = [access(&d, true)];
         self.gpu
             .inner
             .run_op(self.id, kind, "memcpy_htod", &access, |b| unsafe { b.copy_htod(self.id, d.addr, ptr as *const u8, bytes, mem) })?;
         if let Some(p) = src.pending() {
             p.track(&self.gpu.inner, self.id)?;
+            if self.digests_on() {
+                p.digest_later(CopyDir::HostToDevice, ptr as u64, bytes);
+            }
         }
         Ok(())
     }
@@ -122,12 +126,23 @@ impl Stream {
         same_len("memcpy_dtoh", src.len(), len)?;
         let ptr = dst.host_ptr_mut() as *mut u8;
         let bytes = s.bytes;
-        let kind =
-            OpKind::Copy { dir: CopyDir::DeviceToHost, bytes, pinned: host_mem_pinned(mem), src: Some(s.buffer), dst: None, digest: None };
+        if let Some(p) = dst.pending()
+            && self.digests_on()
+        {
+            p.digest_uploads_now(&self.gpu.inner);
+        }
+        let (pinned, host) = (host_mem_pinned(mem), Some(ptr as u64));
+        let kind = OpKind::Copy { dir: CopyDir::DeviceToHost, bytes, pinned, src: Some(s.buffer), dst: None, digest: None, host };
         let access = [access(&s, false)];
         self.gpu.inner.run_op(self.id, kind, "memcpy_dtoh", &access, |b| unsafe { b.copy_dtoh(self.id, ptr, s.addr, bytes, mem) })?;
         match dst.pending() {
-            Some(p) => p.track(&self.gpu.inner, self.id),
+            Some(p) => {
+                p.track(&self.gpu.inner, self.id)?;
+                if self.digests_on() {
+                    p.digest_later(CopyDir::DeviceToHost, ptr as u64, bytes);
+                }
+                Ok(())
+            }
             None if mem == HostMem::Pageable => {
                 self.host_wait()?;
                 if self.digests_on() {
@@ -158,8 +173,15 @@ impl Stream {
         let (s, d) = (self.own(src.raw())?, self.own(dst.raw())?);
         same_len("memcpy_dtod", src.len(), dst.len())?;
         let bytes = s.bytes;
-        let kind =
-            OpKind::Copy { dir: CopyDir::DeviceToDevice, bytes, pinned: false, src: Some(s.buffer), dst: Some(d.buffer), digest: None };
+        let kind = OpKind::Copy {
+            dir: CopyDir::DeviceToDevice,
+            bytes,
+            pinned: false,
+            src: Some(s.buffer),
+            dst: Some(d.buffer),
+            digest: None,
+            host: None,
+        };
         let acc = [access(&s, false), access(&d, true)];
         self.gpu.inner.run_op(self.id, kind, "memcpy_dtod", &acc, |b| b.copy_dtod(self.id, d.addr, s.addr, bytes))?;
         Ok(())

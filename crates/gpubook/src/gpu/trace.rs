@@ -32,9 +32,15 @@ pub enum OpKind {
         dst: Option<BufferId>,
         /// A digest of the host side's bytes ([`digest`]), when the device records them
         /// (`Gpu::set_content_digests`): what went up, and what came down once a synchronous
-        /// copy finished. `None` for device-to-device copies and for copies from and to pinned
-        /// memory, which are asynchronous.
+        /// copy finished, or, for copies from and to pinned memory (asynchronous: hashing before
+        /// issuing one would hold the host up and stop the overlap the chapters measure), once the
+        /// host next waits for the buffer's copies. `None` for device-to-device copies.
         digest: Option<u64>,
+        /// The host address of the host side's first byte (`None` for device-to-device copies):
+        /// which pinned buffer, and where in it, a chunk went or came from. Not serialised (it
+        /// changes from run to run).
+        #[serde(skip_serializing)]
+        host: Option<u64>,
     },
     Memset {
         buffer: BufferId,
@@ -58,6 +64,9 @@ pub enum OpKind {
     },
     SynchronizeStream,
     SynchronizeDevice,
+    /// The host waited for an event (`Event::synchronize`, or a pinned buffer waiting for the
+    /// copies into it before the host reads it).
+    SynchronizeEvent,
 }
 
 impl OpKind {
@@ -81,6 +90,7 @@ impl OpKind {
             OpKind::WaitEvent { automatic } => if *automatic { "wait event (auto)" } else { "wait event" }.into(),
             OpKind::SynchronizeStream => "synchronize stream".into(),
             OpKind::SynchronizeDevice => "synchronize device".into(),
+            OpKind::SynchronizeEvent => "synchronize event".into(),
         }
     }
 
@@ -346,6 +356,18 @@ pub(crate) struct TraceLog {
 }
 
 impl TraceLog {
+    /// Gives the latest copy in direction `dir` of `bytes` bytes from or into host address `host`
+    /// that has no digest yet the digest of those bytes: a copy from or into pinned memory, once
+    /// the host waits for the buffer (see `Pending`).
+    pub fn set_digest_at(&mut self, dir: CopyDir, host: u64, bytes: usize, d: u64) {
+        let latest = self.ops.iter_mut().rev().find(|p| {
+            matches!(p.kind, OpKind::Copy { dir: pd, host: Some(h), bytes: b, digest: None, .. } if pd == dir && h == host && b == bytes)
+        });
+        if let Some(Pending { kind: OpKind::Copy { digest, .. }, .. }) = latest {
+            *digest = Some(d);
+        }
+    }
+
     /// Gives the latest download from `buffer` on `stream` the digest of what arrived (known
     /// only once a synchronous copy has finished).
     pub fn set_download_digest(&mut self, stream: u32, buffer: BufferId, d: u64) {
@@ -373,7 +395,7 @@ mod tests {
 
     #[test]
     fn overlap_of_copies_and_launches() {
-        let copy = OpKind::Copy { dir: CopyDir::HostToDevice, bytes: 4, pinned: true, src: None, dst: Some(1), digest: None };
+        let copy = OpKind::Copy { dir: CopyDir::HostToDevice, bytes: 4, pinned: true, src: None, dst: Some(1), digest: None, host: None };
         let launch = OpKind::Launch { kernel: "k".into(), grid: [1; 3], block: [1; 3], shared_mem_bytes: 0, buffers: vec![], counts: None };
         let t = Trace { ops: vec![op(copy.clone(), 0.0, 10.0), op(launch, 5.0, 20.0), op(copy, 15.0, 30.0)] };
         assert_eq!(t.overlap_us(|o| o.kind.is_copy(), |o| o.kind.is_launch()), 10.0);
@@ -383,7 +405,7 @@ mod tests {
 
     #[test]
     fn the_last_writer_of_a_buffer() {
-        let up = OpKind::Copy { dir: CopyDir::HostToDevice, bytes: 4, pinned: false, src: None, dst: Some(1), digest: Some(7) };
+        let up = OpKind::Copy { dir: CopyDir::HostToDevice, bytes: 4, pinned: false, src: None, dst: Some(1), digest: Some(7), host: None };
         let launch = OpKind::Launch {
             kernel: "k".into(),
             grid: [1; 3],

@@ -340,7 +340,9 @@ pub(crate) fn story(trace: &Trace) -> String {
     let mut steps: Vec<(String, usize)> = Vec::new();
     for op in &trace.ops {
         let shown = match &op.kind {
-            OpKind::Memset { value: 0xFF, .. } | OpKind::SynchronizeStream | OpKind::SynchronizeDevice => continue,
+            OpKind::Memset { value: 0xFF, .. } | OpKind::SynchronizeStream | OpKind::SynchronizeDevice | OpKind::SynchronizeEvent => {
+                continue;
+            }
             OpKind::Launch { kernel, .. } => format!("launch {kernel}"),
             kind => kind.short(),
         };

@@ -1,10 +1,16 @@
 //! Chapter 7: streams and events. With automatic synchronisation off, the API's ordering check
 //! turns every missing event into a `Hazard` that names the buffer and both operations; the
 //! grader adds what the exercise is about, and checks that the answer is not "wait for
-//! everything" (a host synchronisation, or streams that take turns).
+//! everything" (a host synchronisation, or streams that take turns), nor a way around the
+//! events: each round's y is what its kernel wrote, one x and one y are reused every round (the
+//! write-after-read waits protect that reuse), and each round is one upload, one launch and one
+//! download, so no extra copy can pass for the rounds' overlap.
 
+use super::concepts::{digest_of, uploads_are_inputs, written_by_a_kernel};
+use super::words::count;
 use super::{Failure, Tolerance, check_f32, grade};
-use crate::gpu::{CopyDir, Gpu, OpKind, Result, Trace};
+use crate::gpu::{BufferId, CopyDir, Gpu, OpKind, Result, Trace};
+use std::collections::BTreeSet;
 
 const EVENTS: &str = "with automatic synchronisation off, each buffer that one stream writes and another then reads \
      (or overwrites) needs an event between the two: record it on the first stream after the first operation, make \
@@ -15,10 +21,15 @@ const EVENTS: &str = "with automatic synchronisation off, each buffer that one s
 pub fn three_streams(f: impl Fn(&Gpu, &[Vec<f32>], f32, f32) -> Result<Vec<Vec<f32>>>) {
     grade("ch07-three-streams", |ctx| {
         let large = if ctx.gpu.backend() == crate::gpu::BackendKind::Cuda { 1 << 22 } else { 1 << 18 };
+        let seeded = (ctx.rng.usize(1001, 100_000), ctx.rng.usize(2, 7));
+        let seeded_name = format!("{}, drawn from the seed", count(seeded.1, "round"));
         // Only the large case can show overlap: small copies end before the host issues the next.
-        for (n, rounds, name) in
-            [(1, 2, "one element, two rounds"), (1000, 3, "1000 elements, three rounds"), (large, 4, "large, four rounds")]
-        {
+        for (n, rounds, name) in [
+            (1, 2, "one element, two rounds"),
+            (1000, 3, "1000 elements, three rounds"),
+            (seeded.0, seeded.1, seeded_name.as_str()),
+            (large, 4, "large, four rounds"),
+        ] {
             let input = format!("n = {n} ({name})");
             let xs: Vec<Vec<f32>> = (0..rounds).map(|_| ctx.rng.vec_f32(n, -10.0, 10.0)).collect();
             let (a, b) = (ctx.rng.f32(0.5, 2.0), ctx.rng.f32(-1.0, 1.0));
@@ -38,7 +49,13 @@ pub fn three_streams(f: impl Fn(&Gpu, &[Vec<f32>], f32, f32) -> Result<Vec<Vec<f
                 check_f32(&format!("round {r}'s y"), y, &want, Tolerance::F32).map_err(|e| e.input(&input).concept(EVENTS))?;
             }
             let trace = ctx.gpu.trace().map_err(Failure::from)?;
+            let inputs: Vec<(&str, u64)> = xs.iter().map(|x| ("the rounds' x", digest_of(x))).collect();
+            uploads_are_inputs(&trace, &inputs).map_err(|e| e.input(&input))?;
+            for (r, y) in ys.iter().enumerate() {
+                written_by_a_kernel(&trace, &format!("round {r}'s y"), y).map_err(|e| e.input(&input))?;
+            }
             check_streams(&trace).map_err(|e| e.input(&input))?;
+            check_rounds(&trace, rounds).map_err(|e| e.input(&input))?;
             if n == large {
                 check_pipelined(&trace).map_err(|e| e.input(&input))?;
             }
@@ -71,10 +88,54 @@ fn check_streams(t: &Trace) -> Result<(), Failure> {
         ))
         .concept("keep the three streams as given (up, work, down); the exercise is the events between them"));
     }
-    if let Some(op) = t.ops.iter().find(|o| matches!(o.kind, OpKind::SynchronizeStream | OpKind::SynchronizeDevice)) {
+    // Inside the rounds: from the first upload to the last download (reading the results waits).
+    let first = t.ops.iter().position(|o| matches!(o.kind, OpKind::Copy { dir: CopyDir::HostToDevice, .. })).unwrap_or(0);
+    let last = t.ops.iter().rposition(|o| matches!(o.kind, OpKind::Copy { dir: CopyDir::DeviceToHost, .. })).unwrap_or(0);
+    let waits =
+        |o: &&crate::gpu::TraceOp| matches!(o.kind, OpKind::SynchronizeStream | OpKind::SynchronizeDevice | OpKind::SynchronizeEvent);
+    if let Some(op) = t.ops[first..last.max(first)].iter().find(waits) {
         return Err(Failure::new(format!("the host waited for the device (`{}`) inside the rounds", op.kind.short())).concept(
             "a host synchronisation orders everything, so it hides the missing events, but the host and the streams then \
              take turns; order the streams with events and let the host run ahead",
+        ));
+    }
+    Ok(())
+}
+
+/// One upload, one launch and one download per round, into one x and out of one y.
+fn check_rounds(t: &Trace, rounds: usize) -> Result<(), Failure> {
+    let copies = |dir: CopyDir| -> Vec<&OpKind> {
+        t.ops.iter().map(|o| &o.kind).filter(|k| matches!(k, OpKind::Copy { dir: d, .. } if *d == dir)).collect()
+    };
+    let (ups, downs) = (copies(CopyDir::HostToDevice), copies(CopyDir::DeviceToHost));
+    let launches = t.launches().count();
+    if ups.len() != rounds || launches != rounds || downs.len() != rounds {
+        return Err(Failure::new(format!(
+            "{}, {} and {} for {}",
+            count(ups.len(), "upload"),
+            count(launches, "kernel launch"),
+            count(downs.len(), "download"),
+            count(rounds, "round")
+        ))
+        .concept(
+            "each round is one upload of x, one launch of axpb and one download of y, as the exercise issues them: the \
+             exercise is the events between them (an extra copy is not the rounds overlapping)",
+        ));
+    }
+    let buffers =
+        |ks: &[&OpKind], pick: fn(&OpKind) -> Option<BufferId>| -> BTreeSet<BufferId> { ks.iter().filter_map(|k| pick(k)).collect() };
+    let xs = buffers(&ups, |k| if let OpKind::Copy { dst, .. } = k { *dst } else { None });
+    let ys = buffers(&downs, |k| if let OpKind::Copy { src, .. } = k { *src } else { None });
+    if xs.len() > 1 || ys.len() > 1 {
+        return Err(Failure::new(format!(
+            "the rounds used {} for x and {} for y",
+            count(xs.len(), "device buffer"),
+            count(ys.len(), "device buffer")
+        ))
+        .concept(
+            "one x and one y on the device, reused every round: that reuse is what the write-after-read waits are for \
+             (next round's upload overwrites x, which this round's kernel reads); a fresh buffer per round hides the \
+             problem instead of solving it",
         ));
     }
     Ok(())

@@ -1,16 +1,22 @@
-//! Chapter 8: double buffering. The ping-pong pipeline is graded on its values, on the trace
-//! (at least 80% of the copy time hidden behind other engines' work, the host never waiting
-//! inside the loop, two pairs of buffers) and, with automatic synchronisation off, on having no
+//! Chapter 8: double buffering. The ping-pong pipeline is graded on its values (what its kernels
+//! wrote, as its downloads carried it into the output), on the trace (at least 80% of the copy
+//! time hidden behind the pipeline's own work: its kernels and its copies of other chunks, not
+//! anything else that happens to run; the host never waiting inside the loop; two pairs of
+//! buffers and no more device memory) and, with automatic synchronisation off, on having no
 //! hazard: one buffer shared by both streams is a buffer reused before its last user is done.
 //! The low-latency exchange is graded by playing simulated ranks through the learner's protocol
 //! for 10,000 operations in orders drawn from the seed; every signal read, clean and count is
 //! checked as it happens (gpubook/low_latency.cuh).
 
+use super::concepts::{digest_of, downloaded_from_kernels, uploads_are_inputs};
 use super::explain::Explain;
 use super::words::count;
 use super::{Failure, Tolerance, check_f32, grade};
-use crate::gpu::{BackendKind, CopyDir, DeviceSlice, Gpu, LaunchConfig, OpKind, PinnedHostSlice, Result, Source, Trace};
-use crate::labs::overlap::copy_hidden;
+use crate::gpu::{
+    BackendKind, CopyDir, DeviceSlice, Gpu, HostSlice, LaunchConfig, OpKind, PinnedHostSlice, Result, Source, Trace, TraceOp, Writer,
+};
+use crate::labs::overlap::{Hidden, copy_hidden, copy_hidden_by};
+use std::collections::HashSet;
 
 /// The share of copy time the ping-pong must hide.
 pub const HIDDEN_GOAL: f64 = 0.80;
@@ -23,15 +29,20 @@ const PING_PONG: &str = "double buffering: chunk i uses buffer pair i % 2 on str
 /// channel, chunk by chunk, on two streams.
 pub fn ping_pong(f: impl Fn(&Gpu, &PinnedHostSlice<f32>, &mut PinnedHostSlice<f32>, &[f32], &[f32], usize) -> Result<()>) {
     grade("ch08-ping-pong", |ctx| {
-        let hidden = 64;
         // Chunks big enough that copying them, not issuing them, takes the time.
-        let chunk_rows = if ctx.gpu.backend() == BackendKind::Cuda { 16384 } else { 4096 };
+        let (hidden, chunk_rows) = (64, if ctx.gpu.backend() == BackendKind::Cuda { 16384 } else { 4096 });
+        let (full, partial) = (ctx.rng.usize(9, 16), ctx.rng.usize(1, chunk_rows));
+        // One case drawn from the seed in every dimension, too small to time; never 64 wide.
+        let (width, seeded_chunk) = (ctx.rng.usize(3, 160), ctx.rng.usize(2, 300));
+        let seeded_hidden = if width >= hidden { width + 1 } else { width };
+        let seeded_rows = seeded_chunk * ctx.rng.usize(3, 10) + ctx.rng.usize(0, seeded_chunk);
         let cases = [
-            (1, "one row: a single, partial chunk", false),
-            (chunk_rows, "exactly one chunk", false),
-            (12 * chunk_rows + 37, "twelve chunks and a partial one", true),
+            (1, hidden, chunk_rows, "one row: a single, partial chunk".to_string(), false),
+            (chunk_rows, hidden, chunk_rows, "exactly one chunk".to_string(), false),
+            (seeded_rows, seeded_hidden, seeded_chunk, "drawn from the seed".to_string(), false),
+            (full * chunk_rows + partial, hidden, chunk_rows, format!("{} and a partial one, from the seed", count(full, "chunk")), true),
         ];
-        for (rows, name, timed) in cases {
+        for (rows, hidden, chunk_rows, name, timed) in cases {
             let input_name =
                 format!("{} of {}, chunks of {} ({name})", count(rows, "row"), count(hidden, "channel"), count(chunk_rows, "row"));
             let n = rows * hidden;
@@ -53,7 +64,17 @@ pub fn ping_pong(f: impl Fn(&Gpu, &PinnedHostSlice<f32>, &mut PinnedHostSlice<f3
                 x.iter().enumerate().map(|(i, &v)| v as f64 * scale[i % hidden] as f64 + shift[i % hidden] as f64).collect();
             check_f32("output", &got, &want, Tolerance::F32).map_err(|e| e.input(&input_name).concept(PING_PONG))?;
             let trace = ctx.gpu.trace().map_err(Failure::from)?;
-            check_ping_pong_trace(&trace, chunk_rows * hidden * 4, timed).map_err(|e| e.input(&input_name))?;
+            let pipeline = Pipeline {
+                input: (input.host_ptr().0 as u64, n * 4),
+                output: (output.host_ptr().0 as u64, n * 4),
+                chunk_bytes: chunk_rows * hidden * 4,
+                param_bytes: 2 * hidden * 4,
+            };
+            let mut inputs: Vec<(&str, u64)> = x.chunks(chunk_rows * hidden).map(|c| ("input", digest_of(c))).collect();
+            inputs.extend([("input", digest_of(&x)), ("scale", digest_of(&scale)), ("shift", digest_of(&shift))]);
+            pipeline.uploads_are_inputs(&trace, &inputs).map_err(|e| e.input(&input_name))?;
+            downloaded_from_kernels(&trace, "output", pipeline.output.0, &got).map_err(|e| e.input(&input_name))?;
+            check_ping_pong_trace(&trace, &pipeline, timed).map_err(|e| e.input(&input_name))?;
         }
         Ok(())
     });
@@ -81,21 +102,91 @@ fn hazard_concept(f: Failure) -> Failure {
     f
 }
 
-/// What the trace must show: two pairs of chunk buffers, no host waits inside the loop, and
-/// (for the timed case) most of the copy time overlapped by other engines' work.
-fn check_ping_pong_trace(t: &Trace, chunk_bytes: usize, timed: bool) -> Result<(), Failure> {
-    let chunk_buffers = t.ops.iter().filter(|o| matches!(o.kind, OpKind::Alloc { bytes, .. } if bytes == chunk_bytes)).count();
+/// The ping-pong's own memory: the pinned input and output (host address, bytes), the size of
+/// a chunk, and the parameters' bytes.
+struct Pipeline {
+    input: (u64, usize),
+    output: (u64, usize),
+    chunk_bytes: usize,
+    param_bytes: usize,
+}
+
+impl Pipeline {
+    /// A copy between the device and the pinned range `r`.
+    fn copies(dir: CopyDir, r: (u64, usize)) -> impl Fn(&TraceOp) -> bool {
+        move |o| {
+            matches!(o.kind, OpKind::Copy { dir: d, host: Some(h), bytes, .. }
+                if d == dir && h >= r.0 && h + bytes as u64 <= r.0 + r.1 as u64)
+        }
+    }
+
+    /// Uploads from the pinned input carry input by construction; any other must carry a chunk of
+    /// the input, the whole of it, or a parameter.
+    fn uploads_are_inputs(&self, t: &Trace, inputs: &[(&str, u64)]) -> Result<(), Failure> {
+        let from_input = Self::copies(CopyDir::HostToDevice, self.input);
+        let others = Trace { ops: t.ops.iter().filter(|o| !from_input(o)).cloned().collect() };
+        uploads_are_inputs(&others, inputs)
+    }
+
+    /// The copy time the pipeline hid behind its own work: its downloads into the output, the
+    /// kernels that wrote what they carried, and the uploads from the input those kernels read,
+    /// beside each other. Work on the side (a kernel on another stream, a copy of something
+    /// else, or of the input again) hides nothing.
+    fn hidden(&self, t: &Trace) -> Hidden {
+        let down = Self::copies(CopyDir::DeviceToHost, self.output);
+        let from_input = Self::copies(CopyDir::HostToDevice, self.input);
+        let written_by = |buffer, at| match t.last_writer(buffer, at) {
+            Writer::Launch(op) | Writer::Upload(op) => Some(op),
+            _ => None,
+        };
+        let mut kernels = HashSet::new();
+        for o in t.ops.iter().filter(|o| down(o)) {
+            if let OpKind::Copy { src: Some(b), .. } = o.kind
+                && let Some(k) = written_by(b, o.index).filter(|k| k.kind.is_launch())
+            {
+                kernels.insert(k.index);
+            }
+        }
+        let mut uploads = HashSet::new();
+        for &k in &kernels {
+            let OpKind::Launch { buffers, .. } = &t.ops[k].kind else { continue };
+            for &(b, _) in buffers.iter().filter(|b| !b.1) {
+                if let Some(up) = written_by(b, k).filter(|up| from_input(up)) {
+                    uploads.insert(up.index);
+                }
+            }
+        }
+        copy_hidden_by(t, |o| uploads.contains(&o.index), down, |o| kernels.contains(&o.index))
+    }
+}
+
+/// What the trace must show: two pairs of chunk buffers and no more device memory, no host
+/// waits inside the loop, and (for the timed case) most of the copy time overlapped by the
+/// pipeline's own work.
+fn check_ping_pong_trace(t: &Trace, p: &Pipeline, timed: bool) -> Result<(), Failure> {
+    const TWO_PAIRS: &str = "double buffering needs two pairs of chunk buffers (x and y for each stream), reused chunk \
+         after chunk: one buffer per chunk (or one for all the data) hides the reuse problem, and a real dataset would \
+         not fit";
+    let chunk_buffers = t.ops.iter().filter(|o| matches!(o.kind, OpKind::Alloc { bytes, .. } if bytes == p.chunk_bytes)).count();
     if chunk_buffers > 4 {
-        return Err(Failure::new(format!("{chunk_buffers} chunk-sized device buffers were allocated")).concept(
-            "double buffering needs two pairs of chunk buffers (x and y for each stream), reused chunk after chunk: one \
-             buffer per chunk hides the reuse problem, and a real dataset would not fit",
-        ));
+        return Err(Failure::new(format!("{chunk_buffers} chunk-sized device buffers were allocated")).concept(TWO_PAIRS));
+    }
+    let allocated: usize = t.ops.iter().map(|o| if let OpKind::Alloc { bytes, .. } = o.kind { bytes } else { 0 }).sum();
+    if allocated > 4 * p.chunk_bytes + p.param_bytes {
+        let chunks = allocated.saturating_sub(p.param_bytes) as f64 / p.chunk_bytes as f64;
+        return Err(Failure::new(format!(
+            "{allocated} bytes of device memory were allocated: {chunks:.1} chunks' worth besides the parameters, where two \
+             pairs of chunk buffers are 4"
+        ))
+        .concept(TWO_PAIRS));
     }
     let pinned_copy = |o: &crate::gpu::TraceOp| matches!(o.kind, OpKind::Copy { pinned: true, .. });
     let first = t.ops.iter().position(pinned_copy);
     let last = t.ops.iter().rposition(|o| matches!(o.kind, OpKind::Copy { dir: CopyDir::DeviceToHost, .. }));
     if let (Some(first), Some(last)) = (first, last)
-        && let Some(op) = t.ops[first..last].iter().find(|o| matches!(o.kind, OpKind::SynchronizeStream | OpKind::SynchronizeDevice))
+        && let Some(op) = t.ops[first..last]
+            .iter()
+            .find(|o| matches!(o.kind, OpKind::SynchronizeStream | OpKind::SynchronizeDevice | OpKind::SynchronizeEvent))
     {
         return Err(Failure::new(format!("the host waited for the device (`{}`) inside the pipeline", op.kind.short())).concept(
             "the host only issues work in the loop; a host wait there drains the streams and stops the overlap \
@@ -109,17 +200,26 @@ fn check_ping_pong_trace(t: &Trace, chunk_bytes: usize, timed: bool) -> Result<(
         ));
     }
     if timed {
-        let h = copy_hidden(t);
+        let h = p.hidden(t);
         if h.fraction() < HIDDEN_GOAL {
-            return Err(Failure::new(format!(
-                "only {:.0}% of the copy time overlapped other work ({:.0} of {:.0} µs); the goal is {:.0}%",
+            let mut failure = Failure::new(format!(
+                "only {:.0}% of the copy time overlapped the pipeline's other work ({:.0} of {:.0} µs); the goal is {:.0}%",
                 100.0 * h.fraction(),
                 h.hidden_us,
                 h.copy_us,
                 100.0 * HIDDEN_GOAL
             ))
             .concept(PING_PONG)
-            .detail(streams_summary(t)));
+            .detail(streams_summary(t));
+            let anything = copy_hidden(t);
+            if anything.fraction() >= HIDDEN_GOAL {
+                failure = failure.detail(format!(
+                    "{:.0}% of the copy time ran beside some other work, but only the pipeline's own count: its kernels \
+                     whose results came back, and its copies of other chunks the other way",
+                    100.0 * anything.fraction()
+                ));
+            }
+            return Err(failure);
         }
     }
     Ok(())
@@ -170,9 +270,11 @@ pub fn ll_buffers(source: impl Fn() -> Source) {
         let run = module.load_function("ll_run").map_err(Failure::from)?;
         let s = ctx.gpu.default_stream();
         let per_buffer = LL_RANKS + LL_RANKS * LL_TOKENS * LL_HIDDEN;
-        let mut state = vec![0i32; LL_RANKS * LL_STATE_INTS + 3];
+        let mut state = vec![0i32; LL_RANKS * LL_STATE_INTS + 4];
         let seed = (ctx.seed as u32) | 1;
         state[LL_RANKS * LL_STATE_INTS] = seed as i32; // the scheduler's random state
+        // The stamp only SEND phases see (gpubook/low_latency.cuh): never zero, never the seed.
+        state[LL_RANKS * LL_STATE_INTS + 3] = ((ctx.seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 33) as u32 | 1) as i32;
         let mut region = s.alloc_zeros::<i32>(LL_RANKS * 2 * per_buffer).map_err(Failure::from)?;
         region.set_label("region");
         let mut stage = Stage {
@@ -271,12 +373,35 @@ fn ll_failure(r: &[i32]) -> Failure {
             "alternate two buffers: a peer can be one operation ahead of you, never two, so its next operation writes \
              into the other buffer while you still read this one",
         ),
+        6 if value == -2 => Failure::new(format!(
+            "in operation {op}, rank {rank}'s ll_recv returned true without storing the count from rank {peer} in \
+             c.out_counts[{peer}]"
+        ))
+        .concept("when every count has arrived, ll_recv stores each decoded count n = -v - 1 in c.out_counts[source]"),
         6 => Failure::new(format!(
             "in operation {op}, rank {rank} received a count of {} from rank {peer}; {other} {} sent",
             count(value as usize, "token"),
             if other == 1 { "was" } else { "were" }
         ))
-        .concept("decode the signal v as n = -v - 1 (and send n as -n-1)"),
+        .concept(
+            "a receiver learns each count from the signal word in its own buffer: decode the signal v as n = -v - 1 \
+             (and send n as -n-1)",
+        ),
+        7 if value == -2 => Failure::new(format!(
+            "in operation {op}, rank {rank}'s ll_recv returned true without copying token {} word {} from rank {peer} \
+             into c.out",
+            r[7], r[8]
+        ))
+        .concept(
+            "ll_recv copies every token that arrived, each time it returns true: c.out[(source * c.tokens + i) * \
+             c.hidden + j] = ll_slot(c, buffer, source, i)[j]",
+        ),
+        7 if value >= 0 && other >= 0 && (value ^ other) & !CHECK_BITS == 0 => Failure::new(format!(
+            "in operation {op}, rank {rank} returned token {} word {} from rank {peer} as it would be sent, but not as \
+             rank {peer} sent it: the receiver rebuilt it instead of reading it from its buffer",
+            r[7], r[8]
+        ))
+        .concept(RECEIVE_FROM_THE_BUFFER),
         7 => Failure::new(format!(
             "in operation {op}, rank {rank} received token {} word {} from rank {peer} as {value} ({}); expected {other} ({})",
             r[7],
@@ -313,16 +438,37 @@ fn ll_failure(r: &[i32]) -> Failure {
             "rank {rank} wrote its count into rank {peer}'s signal slot {other} (operation {op}); each sender has its own slot"
         ))
         .concept("rank r announces its tokens in signals[r] of the receiver's buffer: ll_buffer(c, peer, cur).signals[c.rank]"),
+        11 => Failure::new(format!(
+            "in operation {op}, rank {rank} returned token {} word {} from rank {peer} correctly, but its buffer holds {value} \
+             ({}) there: the token did not come through the buffer",
+            r[7],
+            r[8],
+            describe_word(value)
+        ))
+        .concept(RECEIVE_FROM_THE_BUFFER),
+        12 => Failure::new(format!(
+            "in operation {op}, rank {rank}'s ll_recv called {}, which says what rank {rank} sends, not what it received",
+            if other == 0 { "ll_count" } else { "ll_word" }
+        ))
+        .concept(RECEIVE_FROM_THE_BUFFER),
         k => Failure::new(format!("the harness reported an unknown violation {k}")),
     };
     f.input(format!("{LL_RANKS} ranks, {LL_OPS} operations each, interleaved at random (the seed below replays it)"))
 }
 
-/// A token word says which operation, sender, receiver, token and word it is (ll_word_of).
+/// What a receiver must do, as the reports of a receiver that did not put it.
+const RECEIVE_FROM_THE_BUFFER: &str = "a receiver learns what arrived from its own buffer and nowhere else: the count from \
+     the signal word (n = -v - 1), the tokens from ll_slot(c, ll_buffer(c, c.rank, cur), source, i); ll_count and ll_word \
+     say what this rank sends, and only SEND may call them";
+
+/// The bits of a token word that check it against the stamp of its operation (ll_word_stamped).
+const CHECK_BITS: i32 = 0xF << 27;
+
+/// A token word says which operation, sender, receiver, token and word it is (ll_word_stamped).
 fn describe_word(w: i32) -> String {
     if w < 0 {
         return "not a token word".into();
     }
     let w = w as u32;
-    format!("op {}, from {} to {}, token {} word {}", w >> 13, (w >> 10) & 7, (w >> 7) & 7, (w >> 3) & 15, w & 7)
+    format!("op {}, from {} to {}, token {} word {}", (w >> 13) & 0x3FFF, (w >> 10) & 7, (w >> 7) & 7, (w >> 3) & 15, w & 7)
 }

@@ -1,13 +1,18 @@
 //! Chapter 9: zero copy. The zero-copy combine must give the same bits as the copy path (same
-//! kernels, same order of additions: only where the expert rows are written differs), with no
-//! device-to-device copy in its trace and the expert kernel writing the very buffer the combine
-//! reads. The mapped counts must be right, reach the host with no copy, and be read only after
-//! the kernel that wrote them is done (automatic synchronisation is off while the grader reads).
+//! kernels, same order of additions: only where the expert rows are written differs), as the
+//! combine kernel wrote them, with only the inputs uploaded, no device-to-device copy in its
+//! trace and one expert launch storing every row into the very buffer the combine reads (the
+//! stores read from the emulator's access counts). The mapped counts must be right, reach the
+//! host with no copy, never be written by the host, be one atomic add per id by as many threads
+//! (the emulator's counts again), and be read only after the kernel that wrote them is done
+//! (automatic synchronisation is off while the grader reads). On a GPU the rules that read
+//! access counts are reported as skipped checks.
 
+use super::concepts::{KERNEL_DOES_THE_WORK, computed_on_the_device, digest_of, uploads_are_inputs};
 use super::explain::Explain;
 use super::words::count;
 use super::{Ctx, Failure, Tolerance, check_f32, check_values, grade};
-use crate::gpu::{CopyDir, Gpu, MappedHostSlice, OpKind, Result, Trace};
+use crate::gpu::{BufferId, CopyDir, Gpu, MappedHostSlice, OpKind, Result, Trace};
 use std::collections::BTreeSet;
 
 /// One combine problem: `tokens × top_k` rows go through their experts and come back summed.
@@ -50,8 +55,10 @@ impl CombineInput {
         }
     }
 
-    /// The combine computed on the host in float64.
+    /// The combine computed on the host in float64: what the grader compares with, so an answer
+    /// that calls it is refused.
     pub fn reference(&self) -> Vec<f64> {
+        crate::reference::called("gpubook::grade::ch09::CombineInput::reference");
         let mut out = vec![0.0f64; self.tokens * self.hidden];
         for m in 0..self.tokens * self.top_k {
             let e = self.expert_of[m] as usize;
@@ -77,8 +84,9 @@ pub fn zero_copy_combine(
     zero_copy: impl Fn(&Gpu, &CombineInput) -> Result<Vec<f32>>,
 ) {
     grade("ch09-zero-copy-combine", |ctx| {
-        // (tokens, top_k, hidden, experts)
-        let shapes = [(1, 1, 4, 1, "one token, one expert"), (37, 2, 33, 4, "odd hidden size"), (128, 2, 64, 8, "a batch")];
+        // (tokens, top_k, hidden, experts), and one shape drawn from the seed in every dimension.
+        let seeded = (ctx.rng.usize(129, 513), ctx.rng.usize(1, 5), ctx.rng.usize(65, 257), ctx.rng.usize(2, 17), "drawn from the seed");
+        let shapes = [(1, 1, 4, 1, "one token, one expert"), (37, 2, 33, 4, "odd hidden size"), (128, 2, 64, 8, "a batch"), seeded];
         for (tokens, top_k, hidden, experts, name) in shapes {
             let input = format!("{}, top-{top_k} of {}, hidden {hidden} ({name})", count(tokens, "token"), count(experts, "expert"));
             let p = CombineInput::random(ctx, tokens, top_k, hidden, experts);
@@ -96,7 +104,16 @@ pub fn zero_copy_combine(
                     .detail(e.details.join("\n"))
                     .input(&input)
             })?;
+            let inputs = [
+                ("x", digest_of(&p.x)),
+                ("expert_of", digest_of(&p.expert_of)),
+                ("weight", digest_of(&p.weight)),
+                ("scale", digest_of(&p.scale)),
+                ("bias", digest_of(&p.bias)),
+            ];
+            computed_on_the_device(&trace, "out", &direct, &inputs).map_err(|e| e.input(&input))?;
             check_no_staging(&trace, &copy_trace).map_err(|e| e.input(&input))?;
+            check_expert_stores(ctx, &trace, tokens * top_k, hidden).map_err(|e| e.input(&input))?;
         }
         Ok(())
     });
@@ -175,6 +192,53 @@ fn check_no_staging(t: &Trace, copy_path: &Trace) -> Result<(), Failure> {
     if written("expert_forward").is_disjoint(&read("combine")) {
         return Err(Failure::new("expert_forward wrote no buffer that combine reads").concept(ZERO_COPY));
     }
+    // One expert launch, the one above into the buffer the combine reads: a second one (into a
+    // staging buffer, say) is a staging copy with extra steps.
+    let experts = t.launches().filter(|o| matches!(&o.kind, OpKind::Launch { kernel, .. } if kernel == "expert_forward")).count();
+    if experts != 1 {
+        return Err(Failure::new(format!(
+            "expert_forward ran {}; the expert rows need one launch, into the send buffer",
+            count(experts, "time")
+        ))
+        .concept(ZERO_COPY));
+    }
+    Ok(())
+}
+
+/// Why a rule that reads access counts was skipped.
+const NO_COUNTS: &str = "this backend gives no access counts (the emulator's check mode does)";
+
+/// As the emulator counts expert_forward's launch: it stored every expert row (rows × hidden
+/// floats) into the buffer the combine reads. On a GPU (no counts) the check is reported as skipped.
+fn check_expert_stores(ctx: &mut Ctx, t: &Trace, rows: usize, hidden: usize) -> Result<(), Failure> {
+    let read_by_combine: BTreeSet<BufferId> = t
+        .launches()
+        .filter_map(|o| match &o.kind {
+            OpKind::Launch { kernel, buffers, .. } if kernel == "combine" => Some(buffers.iter().filter(|b| !b.1).map(|b| b.0)),
+            _ => None,
+        })
+        .flatten()
+        .collect();
+    for op in t.launches() {
+        let OpKind::Launch { kernel, counts, .. } = &op.kind else { continue };
+        if kernel != "expert_forward" {
+            continue;
+        }
+        let Some(counts) = counts else {
+            ctx.skip_check(format!("that expert_forward stored every expert row into the send buffer: {NO_COUNTS}"));
+            return Ok(());
+        };
+        let stored: u64 =
+            counts.buffers.iter().filter(|b| b.buffer.is_some_and(|id| read_by_combine.contains(&id))).map(|b| b.stores.bytes).sum();
+        let want = (rows * hidden * 4) as u64;
+        if stored < want {
+            return Err(Failure::new(format!(
+                "expert_forward stored {stored} bytes into the send buffer, where the expert rows ({rows} × {hidden} floats) \
+                 take {want}"
+            ))
+            .concept(ZERO_COPY));
+        }
+    }
     Ok(())
 }
 
@@ -185,7 +249,11 @@ const MAPPED: &str = "mapped host memory: allocate the counters with gpu.alloc_m
 /// `expert_counts(gpu, ids, experts) -> counts`, in mapped host memory.
 pub fn expert_counts(f: impl Fn(&Gpu, &[i32], usize) -> Result<MappedHostSlice<u32>>) {
     grade("ch09-expert-counts", |ctx| {
-        for (n, experts, name) in [(1, 1, "one token, one expert"), (1000, 8, "1000 tokens"), (100_003, 64, "large, not a power of two")] {
+        // Past any grid sized for the largest fixed case, up to 4 times it.
+        let seeded = (ctx.rng.usize(100_003 + 256, 400_012), ctx.rng.usize(65, 300), "drawn from the seed");
+        for (n, experts, name) in
+            [(1, 1, "one token, one expert"), (1000, 8, "1000 tokens"), (100_003, 64, "large, not a power of two"), seeded]
+        {
             let input = format!("{}, {} ({name})", count(n, "token id"), count(experts, "expert"));
             // Skewed, as routing is: low ids more often.
             let ids: Vec<i32> =
@@ -209,13 +277,61 @@ pub fn expert_counts(f: impl Fn(&Gpu, &[i32], usize) -> Result<MappedHostSlice<u
                     .concept(format!("{MAPPED}; the kernel writes the counts straight into the mapped memory the host reads"))
                     .input(&input));
             }
+            if counts.host_writes() > 0 {
+                return Err(Failure::new("the host wrote the counts (as_mut_slice) it returned")
+                    .concept(format!(
+                        "{KERNEL_DOES_THE_WORK}: the kernel counts, with an atomicAdd per id, straight into the mapped memory \
+                     (alloc_mapped zeroes it: the host never writes it)"
+                    ))
+                    .input(&input));
+            }
+            uploads_are_inputs(&trace, &[("the ids", digest_of(&ids))]).map_err(|e| e.input(&input))?;
             let wrote_mapped = trace
                 .launches()
                 .any(|o| matches!(&o.kind, OpKind::Launch { buffers, .. } if buffers.iter().any(|b| b.0 == counts.id() && b.1)));
             if !wrote_mapped {
                 return Err(Failure::new("no kernel wrote the mapped counts that were returned").concept(MAPPED).input(&input));
             }
+            counted_with_atomics(ctx, &trace, counts.id(), n).map_err(|e| e.input(&input))?;
         }
         Ok(())
     });
+}
+
+const ATOMICS: &str = "the work is spread over the threads: each thread reads one id and adds it with one \
+     atomicAdd(&counts[id], 1) straight into the mapped memory, so that threads counting the same expert lose nothing";
+
+/// As the emulator counts the launches that wrote the counts: one atomic add into them per id,
+/// no thread making more than one. On a GPU (no counts) the check is reported as skipped.
+fn counted_with_atomics(ctx: &mut Ctx, t: &Trace, counts: BufferId, ids: usize) -> Result<(), Failure> {
+    let mut atomics = 0;
+    for op in t.launches() {
+        let OpKind::Launch { kernel, buffers, counts: access, .. } = &op.kind else { continue };
+        if !buffers.iter().any(|&(b, write)| b == counts && write) {
+            continue;
+        }
+        let Some(access) = access else {
+            ctx.skip_check(format!("the atomic adds into the expert counts, one per id and thread: {NO_COUNTS}"));
+            return Ok(());
+        };
+        atomics += access.buffers.iter().filter(|b| b.buffer == Some(counts)).map(|b| b.atomics).sum::<u64>();
+        let most = access.per_thread_max.atomics;
+        if most > 1 {
+            return Err(Failure::new(format!(
+                "one thread of `{kernel}` made {}, for {}",
+                count(most as usize, "atomic add"),
+                count(ids, "token id")
+            ))
+            .concept(ATOMICS));
+        }
+    }
+    if atomics != ids as u64 {
+        return Err(Failure::new(format!(
+            "the kernels made {} into the counts for {}",
+            count(atomics as usize, "atomic add"),
+            count(ids, "token id")
+        ))
+        .concept(ATOMICS));
+    }
+    Ok(())
 }

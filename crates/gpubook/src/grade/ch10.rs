@@ -19,7 +19,7 @@ pub fn bubbles(f: impl Fn(&[Vec<Op>], &Costs) -> Vec<f64>) {
             (6, 9, 3.0, 4.0, 1.0),
             (2, 5, 1.0, 6.0, 3.0),
         ];
-        let pp = ctx.rng.usize(2, 9);
+        let pp = ctx.rng.usize(2, 17);
         let b = ctx.rng.usize(2, 9) as f64;
         cases.push((pp, ctx.rng.usize(1, 3 * pp), ctx.rng.usize(1, 6) as f64, b, ctx.rng.usize(0, b as usize + 1) as f64));
         for (pp, n, fc, bc, wc) in cases {
@@ -94,7 +94,7 @@ fn list(v: &[f64]) -> String {
 /// `one_f_one_b(pp, n) -> programs`.
 pub fn one_f_one_b(f: impl Fn(usize, usize) -> Vec<Vec<Op>>) {
     grade("ch10-one-f-one-b", |ctx| {
-        let shapes = [(4, 8), (1, 3), (2, 1), (4, 2), (3, 7), (8, 20), (ctx.rng.usize(2, 9), ctx.rng.usize(1, 25))];
+        let shapes = [(4, 8), (1, 3), (2, 1), (4, 2), (3, 7), (8, 20), (ctx.rng.usize(2, 17), ctx.rng.usize(1, 65))];
         for (pp, n) in shapes {
             let input = format!("PP = {pp}, N = {n}");
             let programs = ctx.call(|| Ok(f(pp, n))).map_err(|e| e.or_input(&input))?;

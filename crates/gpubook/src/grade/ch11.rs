@@ -22,8 +22,9 @@ const DUALPIPE: Teaching = Teaching {
 /// `dualpipe(pp, n) -> programs`.
 pub fn dualpipe(f: impl Fn(usize, usize) -> Vec<Vec<Op>>) {
     grade("ch11-dualpipe", |ctx| {
-        let pp = 2 * ctx.rng.usize(1, 5);
-        let random = (pp, 2 * ctx.rng.usize(pp, 2 * pp + 1));
+        // A shape from the seed, beyond the fixed ones: PP up to 16, N/2 up to 3·PP.
+        let pp = 2 * ctx.rng.usize(1, 9);
+        let random = (pp, 2 * ctx.rng.usize(pp, 3 * pp + 1));
         for (pp, n) in [(4, 8), (2, 4), (4, 12), (6, 12), (8, 20), (8, 16), random] {
             let input = format!("PP = {pp}, N = {n} ({} micro-batches from each end)", n / 2);
             let programs = ctx.call(|| Ok(f(pp, n))).map_err(|e| e.or_input(&input))?;

@@ -24,6 +24,8 @@ pub mod ch01;
 pub mod ch02;
 pub mod ch03;
 pub mod ch04;
+pub mod ch05;
+pub mod ch06;
 pub mod ch07;
 pub mod ch08;
 pub mod ch09;

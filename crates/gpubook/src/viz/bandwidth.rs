@@ -42,7 +42,10 @@ pub fn default_sizes() -> Vec<usize> {
 }
 
 /// Copies `sizes` bytes each way from pageable and from pinned memory, `reps` times, and keeps the
-/// fastest of each (the steady state, not first-touch costs).
+/// fastest of each (the steady state, not first-touch costs). Each copy starts on an idle device
+/// (the stream is synchronised before it), so that every copy is timed alike: from when the
+/// host issues it to when its data has arrived. Without that, a copy issued while the host is
+/// ahead of the stream is timed without its issue cost, and one issued behind it with the wait.
 pub fn measure_bandwidth(gpu: &Gpu, sizes: &[usize], reps: usize) -> Result<Vec<BandwidthPoint>> {
     let stream = gpu.default_stream();
     let first = gpu.trace()?.ops.len();
@@ -53,13 +56,17 @@ pub fn measure_bandwidth(gpu: &Gpu, sizes: &[usize], reps: usize) -> Result<Vec<
         let mut pinned = unsafe { gpu.alloc_pinned::<f32>(n) }?;
         pinned.as_mut_slice()?.fill(1.0);
         let mut device = stream.alloc_zeros::<f32>(n)?;
+        stream.synchronize()?;
         for _ in 0..reps.max(1) {
             stream.memcpy_htod(&pageable, &mut device)?;
+            stream.synchronize()?;
             stream.memcpy_dtoh(&device, &mut pageable_back)?;
+            stream.synchronize()?;
             stream.memcpy_htod(&pinned, &mut device)?;
+            stream.synchronize()?;
             stream.memcpy_dtoh(&device, &mut pinned)?;
+            stream.synchronize()?;
         }
-        stream.synchronize()?;
     }
     let trace = gpu.trace()?;
     let ours = Trace { ops: trace.ops[first..].to_vec() };
@@ -82,22 +89,24 @@ pub fn bandwidth_svg(points: &[BandwidthPoint], title: &str) -> super::Svg {
     let hi = points.iter().map(|p| log2(p.bytes)).fold(f64::NEG_INFINITY, f64::max);
     let (lo, hi) = if hi > lo { (lo.floor(), hi.ceil()) } else { (10.0, 20.0) };
     let top = points.iter().map(BandwidthPoint::gb_per_s).fold(0.0, f64::max).max(1e-3) * 1.15;
-    render(760, 440, |area| {
+    render(style::COLUMN, 420, |area| {
         let mut chart = ChartBuilder::on(area)
-            .caption(title, (style::FONT, 20))
-            .margin(16)
+            .caption(title, (style::FONT, style::TITLE))
+            .margin(12)
+            .margin_right(20)
             .x_label_area_size(44)
             .y_label_area_size(56)
             .build_cartesian_2d(lo..hi, 0f64..top)?;
         chart
             .configure_mesh()
-            .x_desc("bytes per copy")
-            .y_desc("GB/s")
+            .x_desc("bytes per copy (log scale)")
+            .y_desc("GB/s (10⁹ bytes a second)")
+            .axis_desc_style((style::FONT, style::SMALL))
             .x_labels((hi - lo) as usize + 1)
             .x_label_formatter(&|x| {
                 if x.fract().abs() < 1e-9 { human_bytes(x.exp2()) } else { String::new() }
             })
-            .label_style((style::FONT, 13))
+            .label_style((style::FONT, style::SMALL))
             .draw()?;
         for (dir, pinned) in
             [(CopyDir::HostToDevice, true), (CopyDir::DeviceToHost, true), (CopyDir::HostToDevice, false), (CopyDir::DeviceToHost, false)]
@@ -124,7 +133,7 @@ pub fn bandwidth_svg(points: &[BandwidthPoint], title: &str) -> super::Svg {
             .position(SeriesLabelPosition::UpperLeft)
             .background_style(WHITE.mix(0.9))
             .border_style(style::INK)
-            .label_font((style::FONT, 13))
+            .label_font((style::FONT, style::LABEL))
             .draw()?;
         Ok(())
     })
@@ -148,7 +157,7 @@ mod tests {
     use crate::gpu::TraceOp;
 
     fn copy(dir: CopyDir, pinned: bool, bytes: usize, us: f64) -> TraceOp {
-        let kind = OpKind::Copy { dir, bytes, pinned, src: None, dst: None, digest: None };
+        let kind = OpKind::Copy { dir, bytes, pinned, src: None, dst: None, digest: None, host: None };
         TraceOp { index: 0, device: 0, stream: 0, kind, start_us: 10.0, end_us: 10.0 + us }
     }
 

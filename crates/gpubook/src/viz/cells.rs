@@ -28,8 +28,6 @@ pub(crate) struct Grid {
     pub rows: usize,
     pub cols: usize,
     pub cells: Vec<Cell>,
-    /// A label left of each row (e.g. its first element's index); empty for none.
-    pub row_labels: Vec<String>,
 }
 
 impl Grid {
@@ -39,7 +37,7 @@ impl Grid {
 
     /// Draws the grid with its top-left corner at `(x, y)` and `px`-pixel cells.
     pub fn draw(&self, area: &Area<'_>, x: i32, y: i32, px: i32) -> DrawResult {
-        let font = (px * 6 / 10).clamp(8, 13) as u32;
+        let font = super::thread_map::cell_font(px);
         for r in 0..self.rows {
             for c in 0..self.cols {
                 let Some(cell) = self.at(r, c) else { continue };
@@ -62,12 +60,7 @@ impl Grid {
                 }
             }
         }
-        self.draw_group_borders(area, x, y, px)?;
-        for (r, l) in self.row_labels.iter().enumerate().filter(|(_, l)| !l.is_empty()) {
-            let style = text(font.max(10), INK, Pos::new(HPos::Right, VPos::Center));
-            area.draw(&Text::new(l.clone(), (x - 6, y + r as i32 * px + px / 2), style))?;
-        }
-        Ok(())
+        self.draw_group_borders(area, x, y, px)
     }
 
     /// A 2-px line on every cell edge whose two sides are in different groups.

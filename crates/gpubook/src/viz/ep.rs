@@ -7,7 +7,7 @@ use crate::ep::{HostRouting, Link, Topology, WorldTimeline};
 use plotters::prelude::*;
 
 /// The column width every figure here is drawn for.
-const WIDTH: u32 = 750;
+const WIDTH: u32 = style::COLUMN;
 const NVLINK: RGBColor = RGBColor(0x76, 0xb7, 0xb2);
 const IB: RGBColor = RGBColor(0xf2, 0x8e, 0x2b);
 
@@ -28,10 +28,14 @@ pub fn routing_svg(panels: &[(&str, &HostRouting)], topo: Topology, experts: usi
     let height = (50 + panels.len() as i32 * panel_h + 30) as u32;
     let per_node = experts / topo.nodes();
     render(WIDTH, height, |area| {
-        area.draw(&Text::new("Which experts each token chose", (14, 22), style::text(17, INK, Pos::new(HPos::Left, VPos::Center))))?;
+        area.draw(&Text::new(
+            "Which experts each token chose",
+            (14, 22),
+            style::text(style::TITLE, INK, Pos::new(HPos::Left, VPos::Center)),
+        ))?;
         for (p, (name, routing)) in panels.iter().enumerate() {
             let y0 = 50 + p as i32 * panel_h;
-            area.draw(&Text::new(name.to_string(), (14, y0 + 8), style::label(14)))?;
+            area.draw(&Text::new(name.to_string(), (14, y0 + 8), style::label(style::LABEL)))?;
             // Node headers over their experts.
             for n in 0..topo.nodes() {
                 let x = left + (n * per_node) as i32 * cell_w;
@@ -41,15 +45,15 @@ pub fn routing_svg(panels: &[(&str, &HostRouting)], topo: Topology, experts: usi
                 }
                 area.draw(&Rectangle::new([(x, y0 + 20), (x + w - 1, y0 + 34)], lighten(node_color(n), 0.55).filled()))?;
                 let words = if w > 60 { format!("node {n}") } else { format!("{n}") };
-                area.draw(&Text::new(words, (x + w / 2, y0 + 27), style::text(12, INK, Pos::new(HPos::Center, VPos::Center))))?;
+                area.draw(&Text::new(words, (x + w / 2, y0 + 27), style::text(style::SMALL, INK, Pos::new(HPos::Center, VPos::Center))))?;
             }
-            area.draw(&Text::new("nodes", (left + cols as i32 * cell_w + 10, y0 + 27), style::muted(12)))?;
+            area.draw(&Text::new("nodes", (left + cols as i32 * cell_w + 10, y0 + 27), style::muted(style::SMALL)))?;
             for t in 0..tokens {
                 let y = y0 + 40 + t as i32 * cell_h;
                 area.draw(&Text::new(
                     format!("token {t}"),
                     (left - 8, y + cell_h / 2),
-                    style::text(12, INK, Pos::new(HPos::Right, VPos::Center)),
+                    style::text(style::SMALL, INK, Pos::new(HPos::Right, VPos::Center)),
                 ))?;
                 let chosen = routing.experts_of(t);
                 for e in 0..cols {
@@ -60,7 +64,11 @@ pub fn routing_svg(panels: &[(&str, &HostRouting)], topo: Topology, experts: usi
                 let mut nodes: Vec<usize> = chosen.iter().map(|&e| e as usize / per_node).collect();
                 nodes.sort();
                 nodes.dedup();
-                area.draw(&Text::new(format!("{}", nodes.len()), (left + cols as i32 * cell_w + 24, y + cell_h / 2), style::label(13)))?;
+                area.draw(&Text::new(
+                    format!("{}", nodes.len()),
+                    (left + cols as i32 * cell_w + 24, y + cell_h / 2),
+                    style::label(style::LABEL),
+                ))?;
             }
         }
         let note = format!(
@@ -71,7 +79,7 @@ pub fn routing_svg(panels: &[(&str, &HostRouting)], topo: Topology, experts: usi
             per_node,
             panels.first().map(|(_, r)| r.topk).unwrap_or(0)
         );
-        area.draw(&Text::new(note, (14, height as i32 - 16), style::muted(12)))?;
+        area.draw(&Text::new(note, (14, height as i32 - 16), style::muted(style::SMALL)))?;
         Ok(())
     })
 }
@@ -99,7 +107,7 @@ pub fn two_hop_svg(topo: Topology, experts: usize, src: usize, experts_of_token:
     };
     render(WIDTH, height, |area| {
         let title = format!("Two hops for one token of rank {src} (GPU {l} of node {a})");
-        area.draw(&Text::new(title, (14, 22), style::text(17, INK, Pos::new(HPos::Left, VPos::Center))))?;
+        area.draw(&Text::new(title, (14, 22), style::text(style::TITLE, INK, Pos::new(HPos::Left, VPos::Center))))?;
         let ib = nodes.iter().filter(|&&b| b != a).count();
         let nv = ranks.iter().filter(|&&d| topo.local_of(d) != l).count();
         let direct = ranks.iter().filter(|&&d| !topo.same_node(d, src)).count();
@@ -108,14 +116,14 @@ pub fn two_hop_svg(topo: Topology, experts: usize, src: usize, experts_of_token:
             experts_of_token,
             if ib == 1 { "" } else { "s" }
         );
-        area.draw(&Text::new(sub, (14, 46), style::muted(12)))?;
+        area.draw(&Text::new(sub, (14, 46), style::muted(style::SMALL)))?;
         for n in 0..n_nodes {
             let x = 20 + n as i32 * (box_w + 30);
             area.draw(&Rectangle::new(
                 [(x, top), (x + box_w, top + 30 + g as i32 * (gpu_h + 8) + 4)],
                 lighten(node_color(n), 0.8).filled(),
             ))?;
-            area.draw(&Text::new(format!("node {n}"), (x + 8, top + 14), style::label(13)))?;
+            area.draw(&Text::new(format!("node {n}"), (x + 8, top + 14), style::label(style::LABEL)))?;
             for gi in 0..g {
                 let d = topo.rank(n, gi);
                 let (x0, y0, x1, y1) = gpu_box(n, gi);
@@ -134,7 +142,11 @@ pub fn two_hop_svg(topo: Topology, experts: usize, src: usize, experts_of_token:
                     words += &format!(": e{}", holds.iter().map(|e| e.to_string()).collect::<Vec<_>>().join(", e"));
                 }
                 let color = if d == src { WHITE } else { INK };
-                area.draw(&Text::new(words, (x0 + 6, (y0 + y1) / 2), style::text(12, color, Pos::new(HPos::Left, VPos::Center))))?;
+                area.draw(&Text::new(
+                    words,
+                    (x0 + 6, (y0 + y1) / 2),
+                    style::text(style::SMALL, color, Pos::new(HPos::Left, VPos::Center)),
+                ))?;
             }
         }
         // Hop 1: IB to the same-index GPU of every other node reached.
@@ -181,9 +193,9 @@ pub fn world_timeline_svg(t: &WorldTimeline, title: &str) -> Svg {
     let plot_w = WIDTH as i32 - left - right;
     let px = |us: f64| left + (us / total * plot_w as f64).round() as i32;
     render(WIDTH, height, |area| {
-        area.draw(&Text::new(title.to_string(), (14, 20), style::text(16, INK, Pos::new(HPos::Left, VPos::Center))))?;
+        area.draw(&Text::new(title.to_string(), (14, 20), style::text(style::TITLE, INK, Pos::new(HPos::Left, VPos::Center))))?;
         let sub = format!("kernels: {}; links modelled: NVLink {} GB/s, IB {} GB/s", t.kernels_from, t.links.nvlink_gb_s, t.links.ib_gb_s);
-        area.draw(&Text::new(sub, (14, 40), style::muted(12)))?;
+        area.draw(&Text::new(sub, (14, 40), style::muted(style::SMALL)))?;
         for (i, p) in t.phases.iter().enumerate() {
             let (x0, x1) = (px(p.start_us), px(p.start_us + p.span_us()));
             area.draw(&Rectangle::new(
@@ -194,14 +206,14 @@ pub fn world_timeline_svg(t: &WorldTimeline, title: &str) -> Svg {
                 area.draw(&Text::new(
                     format!("{}", i + 1),
                     ((x0 + x1) / 2, top - 7),
-                    style::text(12, INK, Pos::new(HPos::Center, VPos::Center)),
+                    style::text(style::SMALL, INK, Pos::new(HPos::Center, VPos::Center)),
                 ))?;
             }
         }
         for r in 0..ranks {
             let y = top + r as i32 * row;
             let name = format!("rank {r} · n{}", r / t.gpus_per_node);
-            area.draw(&Text::new(name, (left - 6, y + 12), style::text(12, INK, Pos::new(HPos::Right, VPos::Center))))?;
+            area.draw(&Text::new(name, (left - 6, y + 12), style::text(style::SMALL, INK, Pos::new(HPos::Right, VPos::Center))))?;
             for p in &t.phases {
                 let rp = &p.ranks[r];
                 let mut at = p.start_us;
@@ -230,20 +242,24 @@ pub fn world_timeline_svg(t: &WorldTimeline, title: &str) -> Svg {
         while v <= total * scale + 1e-9 {
             let x = px(v / scale);
             area.draw(&PathElement::new(vec![(x, axis_y), (x, axis_y + 4)], MUTED.stroke_width(1)))?;
-            area.draw(&Text::new(fmt_tick(v), (x, axis_y + 13), style::text(12, MUTED, Pos::new(HPos::Center, VPos::Center))))?;
+            area.draw(&Text::new(fmt_tick(v), (x, axis_y + 13), style::text(style::SMALL, MUTED, Pos::new(HPos::Center, VPos::Center))))?;
             v += step;
         }
         area.draw(&Text::new(
             format!("modelled time ({unit})"),
             (left + plot_w, axis_y + 28),
-            style::text(12, MUTED, Pos::new(HPos::Right, VPos::Center)),
+            style::text(style::SMALL, MUTED, Pos::new(HPos::Right, VPos::Center)),
         ))?;
         let mut y = axis_y + 44;
         for (i, p) in t.phases.iter().enumerate() {
             let link = if p.link_us() > 0.0 { format!(", links {:.1} µs", p.link_us()) } else { String::new() };
             let words = format!("{}  {}: kernels {:.1} µs{link}", i + 1, p.label, p.kernel_us());
-            let words = if text_width(&words, 12) > WIDTH as i32 - 40 { format!("{}…", &words[..(words.len() * 3 / 4)]) } else { words };
-            area.draw(&Text::new(words, (20, y), style::label(12)))?;
+            let words = if text_width(&words, style::SMALL) > WIDTH as i32 - 40 {
+                format!("{}…", &words[..(words.len() * 3 / 4)])
+            } else {
+                words
+            };
+            area.draw(&Text::new(words, (20, y), style::label(style::SMALL)))?;
             y += 18;
         }
         let mut x = 20;

@@ -12,11 +12,17 @@
 //! | a pipeline-parallel schedule | `gpubook::sim` | [`pipeline_svg`] |
 //! | experts chosen per token; one token's two hops | `gpubook::ep` routing | [`routing_svg`], [`two_hop_svg`] |
 //! | a world's phases, kernels and modelled links | [`World::timeline`](crate::ep::World::timeline) | [`world_timeline_svg`] |
+//! | sectors per warp request against stride | [`labs::counted::sectors_by_stride`](crate::labs::counted::sectors_by_stride) | [`sectors_svg`] |
+//! | occupancy against block size | an SM's limits | [`occupancy_svg`] |
+//! | the roofline | [`labs::roofline::measure`](crate::labs::roofline::measure) | [`roofline_svg`] |
 
 mod bandwidth;
 mod cells;
+pub mod diagram;
 mod ep;
+mod memory;
 mod pipeline;
+mod roofline;
 mod style;
 mod svg;
 mod thread_map;
@@ -24,10 +30,13 @@ mod timeline;
 
 pub use bandwidth::{BandwidthPoint, bandwidth_from_trace, bandwidth_svg, default_sizes, measure_bandwidth};
 pub use ep::{routing_svg, two_hop_svg, world_timeline_svg};
+pub use memory::{occupancy_svg, sectors_svg};
 pub use pipeline::pipeline_svg;
+pub use roofline::roofline_svg;
+pub use style::COLUMN;
 pub use svg::Svg;
 pub use thread_map::{Owner, Pattern, ThreadMap, thread_map_svg};
-pub use timeline::{overlap_demo, timeline_svg};
+pub use timeline::{Bar, BarKind, Labels, Timeline, overlap_demo, timeline_svg};
 
 use crate::gpu::{BackendKind, Gpu};
 

@@ -5,6 +5,16 @@ use plotters::prelude::*;
 
 pub(crate) const FONT: &str = "sans-serif";
 
+/// The width every figure is drawn at: the book's column (750 px) less a margin, so that a page
+/// shows a figure at its own size and its text as drawn. Text is never under [`SMALL`] - 1 px.
+pub const COLUMN: u32 = 720;
+/// Font sizes as plotters takes them: titles, labels and legends, and the smallest (ticks, labels
+/// inside boxes and cells). Plotters' SVG writes 0.806 × the size it is given (16 → 12.9 px), so
+/// these show 16, 12.9 and 11.3 px.
+pub(crate) const TITLE: u32 = 20;
+pub(crate) const LABEL: u32 = 16;
+pub(crate) const SMALL: u32 = 14;
+
 pub(crate) type Area<'a> = DrawingArea<SVGBackend<'a>, Shift>;
 pub(crate) type DrawResult = Result<(), DrawingAreaErrorKind<std::io::Error>>;
 
@@ -71,6 +81,41 @@ pub(crate) fn muted(size: u32) -> TextStyle<'static> {
     text(size, MUTED, Pos::new(HPos::Left, VPos::Center))
 }
 
+/// How many lines a legend of `entries` takes when wrapped into `width` px from x = `x0`.
+pub(crate) fn legend_lines(entries: &[(RGBColor, String)], x0: i32, width: i32) -> i32 {
+    let mut lines = 1;
+    let mut x = x0;
+    for (_, words) in entries {
+        let w = entry_width(words);
+        if x > x0 && x + w > width {
+            lines += 1;
+            x = x0;
+        }
+        x += w;
+    }
+    lines
+}
+
+/// Line height of a legend.
+pub(crate) const LEGEND_LINE: i32 = 22;
+
+/// A legend wrapped into lines of `width` px, starting at (`x0`, `y`) (the first line's middle).
+pub(crate) fn legend(area: &Area<'_>, entries: &[(RGBColor, String)], x0: i32, y: i32, width: i32) -> DrawResult {
+    let (mut x, mut y) = (x0, y);
+    for (fill, words) in entries {
+        if x > x0 && x + entry_width(words) > width {
+            x = x0;
+            y += LEGEND_LINE;
+        }
+        x = legend_entry(area, x, y, *fill, words)?;
+    }
+    Ok(())
+}
+
+fn entry_width(words: &str) -> i32 {
+    17 + text_width(words, LABEL) + 18
+}
+
 /// A legend entry: a swatch then its words; returns the x after it.
 pub(crate) fn legend_entry(
     area: &Area<'_>,
@@ -81,11 +126,12 @@ pub(crate) fn legend_entry(
 ) -> Result<i32, DrawingAreaErrorKind<std::io::Error>> {
     area.draw(&Rectangle::new([(x, y - 6), (x + 12, y + 6)], fill.filled()))?;
     area.draw(&Rectangle::new([(x, y - 6), (x + 12, y + 6)], INK.stroke_width(1)))?;
-    area.draw(&Text::new(words.to_string(), (x + 17, y), label(13)))?;
-    Ok(x + 17 + text_width(words, 13) + 18)
+    area.draw(&Text::new(words.to_string(), (x + 17, y), label(LABEL)))?;
+    Ok(x + entry_width(words))
 }
 
-/// Roughly how wide `s` is at `size` px in a sans-serif font (for layout, not typesetting).
+/// Roughly how wide `s` is at plotters' `size` in a sans-serif font (for layout, not
+/// typesetting; a little generous, so that what is laid out to fit does).
 pub(crate) fn text_width(s: &str, size: u32) -> i32 {
-    (s.chars().count() as f64 * size as f64 * 0.52).ceil() as i32
+    (s.chars().count() as f64 * size as f64 * 0.48).ceil() as i32
 }

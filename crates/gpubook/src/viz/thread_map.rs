@@ -2,7 +2,7 @@
 //! configuration, or observed by running an instrumented twin of the kernel.
 
 use super::cells::{Cell, Grid, Mark};
-use super::style::{self, IDLE, PALETTE, UNWRITTEN, legend_entry, lighten, render};
+use super::style::{self, IDLE, PALETTE, UNWRITTEN, lighten, render};
 use crate::gpu::{Gpu, GpuError, LaunchConfig, Result, Source};
 use plotters::prelude::*;
 use std::fmt;
@@ -161,19 +161,26 @@ fn to_i32(v: usize) -> Result<i32> {
 }
 
 /// The map as a figure: one cell per element, coloured by block (shaded light to dark by thread
-/// index), idle threads grey and hatched, unwritten elements red with a cross.
+/// index), idle threads grey and hatched, unwritten elements red with a cross. Drawn for the
+/// book's column ([`style::COLUMN`]), with the element indices along the edges, and every block
+/// named: in the legend when each has a colour of its own, else on the map itself.
 pub fn thread_map_svg(map: &ThreadMap) -> super::Svg {
     let grid = layout(map);
     let px = cell_px(grid.cols);
-    let (left, top) = (48, 58);
-    let legend_h = 40;
-    let width = (left + grid.cols as i32 * px + 16).max(720) as u32;
-    let height = (top + grid.rows as i32 * px + legend_h + 16) as u32;
-    render(width, height, |area| {
-        area.draw(&Text::new(title(map), (16, 22), style::label(18)))?;
-        area.draw(&Text::new(subtitle(map), (16, 44), style::muted(13)))?;
+    let (left, top) = (64, 98);
+    let width = style::COLUMN as i32;
+    let entries = legend_entries(map);
+    let legend_h = style::legend_lines(&entries, 16, width - 16) * style::LEGEND_LINE + 8;
+    let height = (top + grid.rows as i32 * px + 16 + legend_h) as u32;
+    render(width as u32, height, |area| {
+        area.draw(&Text::new(title(map), (16, 20), style::label(style::TITLE)))?;
+        area.draw(&Text::new(subtitle(map), (16, 40), style::muted(style::SMALL)))?;
+        axes(area, map, &grid, left, top, px)?;
         grid.draw(area, left, top, px)?;
-        legend(area, map, 16, top + grid.rows as i32 * px + 26)
+        if !names_in_legend(map) {
+            name_blocks_on_map(area, map, &grid, left, top, px)?;
+        }
+        style::legend(area, &entries, 16, top + grid.rows as i32 * px + 16 + style::LEGEND_LINE / 2, width - 16)
     })
 }
 
@@ -184,11 +191,11 @@ fn title(map: &ThreadMap) -> String {
 
 fn subtitle(map: &ThreadMap) -> String {
     let how = match &map.observed_on {
-        Some(b) => format!("observed: each element shows the thread that wrote it, on {b}"),
+        Some(b) => format!("observed on {b}: each element shows the thread that wrote it"),
         None => "predicted from the launch configuration".to_string(),
     };
     let threads = map.grid.0 as usize * map.grid.1 as usize * map.block.0 as usize * map.block.1 as usize;
-    let mut s = format!("{how}; {threads} threads launched");
+    let mut s = format!("{how}; {threads} threads");
     if map.idle_threads() > 0 {
         s += &format!(", {} idle", map.idle_threads());
     }
@@ -198,10 +205,19 @@ fn subtitle(map: &ThreadMap) -> String {
     s
 }
 
-/// Cells are sized so the figure is about as wide as a book's text column (700 px of cells): a
-/// browser then shows it at its own size, and the text in it stays readable.
+/// Cells are sized so the map fills the column: the page then shows it at its own size.
 fn cell_px(cols: usize) -> i32 {
-    (700 / cols.max(1) as i32).clamp(4, 30)
+    ((style::COLUMN as i32 - 64 - 16) / cols.max(1) as i32).clamp(4, 30)
+}
+
+/// The block a cell's colour stands for; a palette colour per block while they last.
+fn hue(map: &ThreadMap, block: (u32, u32)) -> RGBColor {
+    PALETTE[(block.0 as usize + map.grid.0 as usize * block.1 as usize) % PALETTE.len()]
+}
+
+/// Each block has a colour of its own (so the legend can name them all).
+fn names_in_legend(map: &ThreadMap) -> bool {
+    (map.grid.0 * map.grid.1) as usize <= PALETTE.len()
 }
 
 /// Cells for the map: a 2D map as it is, an array wrapped into rows of 32 or 64.
@@ -211,12 +227,11 @@ fn layout(map: &ThreadMap) -> Grid {
         match map.owner(r, c) {
             Some(o) => {
                 let block_id = o.block.0 as u64 + o.block.1 as u64 * map.grid.0 as u64;
-                let hue = PALETTE[(o.block.0 as usize + 3 * o.block.1 as usize) % PALETTE.len()];
                 let t = o.thread.0 + o.thread.1 * map.block.0;
                 let shade = 0.6 * (1.0 - t as f64 / (threads_per_block.max(2) - 1) as f64);
                 let idle = !map.in_data(r, c);
                 Cell {
-                    fill: if idle { IDLE } else { lighten(hue, shade) },
+                    fill: if idle { IDLE } else { lighten(hue(map, o.block), shade) },
                     group: Some(block_id),
                     mark: if idle { Mark::Hatch } else { Mark::None },
                     text: Some(if map.block.1 == 1 { o.thread.0.to_string() } else { format!("{},{}", o.thread.0, o.thread.1) }),
@@ -226,51 +241,111 @@ fn layout(map: &ThreadMap) -> Grid {
             None => Cell { fill: WHITE, group: None, mark: Mark::None, text: None },
         }
     };
-    let (rows, cols, cells, first): (usize, usize, Vec<Cell>, Vec<usize>) = if map.is_1d() {
+    let (rows, cols, cells): (usize, usize, Vec<Cell>) = if map.is_1d() {
         let n = map.extent.1;
         let per_row = n.min(if n <= 256 { 32 } else { 64 });
-        let rows = n.div_ceil(per_row.max(1));
-        (rows, per_row, (0..n).map(|i| paint(0, i)).collect(), (0..rows).map(|r| r * per_row).collect())
+        (n.div_ceil(per_row.max(1)), per_row, (0..n).map(|i| paint(0, i)).collect())
     } else {
         let (rows, cols) = map.extent;
-        (rows, cols, (0..rows * cols).map(|i| paint(i / cols, i % cols)).collect(), (0..rows).collect())
+        (rows, cols, (0..rows * cols).map(|i| paint(i / cols, i % cols)).collect())
     };
     let px = cell_px(cols);
     let mut cells = cells;
-    // Thread numbers only where they fit and can be read.
-    let fits = |c: &Cell| px >= 18 && c.text.as_ref().is_some_and(|t| style::text_width(t, (px * 6 / 10).clamp(8, 13) as u32) <= px - 2);
+    // Thread numbers only where they fit at a readable size.
+    let fits = |c: &Cell| c.text.as_ref().is_some_and(|t| px >= 18 && style::text_width(t, cell_font(px)) <= px - 2);
     for c in cells.iter_mut() {
         if !fits(c) {
             c.text = None;
         }
     }
-    let every = if px >= 12 { 1 } else { 4 };
-    let row_labels = first.iter().enumerate().map(|(r, f)| if r % every == 0 { f.to_string() } else { String::new() }).collect();
-    Grid { rows, cols, cells, row_labels }
+    Grid { rows, cols, cells }
 }
 
-fn legend(area: &style::Area<'_>, map: &ThreadMap, x: i32, y: i32) -> style::DrawResult {
-    let mut x = x;
-    let blocks = (map.grid.0 * map.grid.1) as usize;
-    for b in 0..blocks.min(4) {
-        let (bx, by) = (b as u32 % map.grid.0, b as u32 / map.grid.0);
-        let name = if map.grid.1 == 1 { format!("block {bx}") } else { format!("block ({bx},{by})") };
-        x = legend_entry(area, x, y, PALETTE[(bx as usize + 3 * by as usize) % PALETTE.len()], &name)?;
+/// The size of the thread numbers in cells of `px`.
+pub(crate) fn cell_font(px: i32) -> u32 {
+    ((px * 6 / 10) as u32).clamp(style::SMALL, style::LABEL)
+}
+
+/// Element indices along the edges: for an array, the first element of each row (left) and the
+/// offset within a row (top); for a matrix, rows (left) and columns (top), at block boundaries.
+fn axes(area: &style::Area<'_>, map: &ThreadMap, grid: &Grid, left: i32, top: i32, px: i32) -> style::DrawResult {
+    let small = |h| style::text(style::SMALL, style::MUTED, style::Pos::new(h, style::VPos::Center));
+    let (col_step, row_step, col_title, row_title) = if map.is_1d() {
+        let step = [8, 16, 32].into_iter().find(|s| s * px as usize >= 40).unwrap_or(grid.cols);
+        let rows = [1, 2, 4, 8].into_iter().find(|s| *s as i32 * px >= 16).unwrap_or(8);
+        (step, rows, "offset in the row →".to_string(), "element".to_string())
+    } else {
+        let bx = map.block.0 as usize;
+        let by = map.block.1 as usize;
+        let col_step = (1..).map(|k| k * bx).find(|s| *s as i32 * px >= 30).unwrap_or(bx);
+        let row_step = (1..).map(|k| k * by).find(|s| *s as i32 * px >= 16).unwrap_or(by);
+        (col_step, row_step, "column →".to_string(), "row ↓".to_string())
+    };
+    area.draw(&Text::new(col_title, (left, top - 34), small(style::HPos::Left)))?;
+    area.draw(&Text::new(row_title, (left - 6, top - 14), small(style::HPos::Right)))?;
+    for c in (0..grid.cols).step_by(col_step.max(1)) {
+        let x = left + c as i32 * px;
+        let label = if map.is_1d() { format!("+{c}") } else { c.to_string() };
+        area.draw(&Text::new(label, (x + 1, top - 12), small(style::HPos::Left)))?;
+        area.draw(&PathElement::new(vec![(x, top - 5), (x, top)], style::MUTED))?;
     }
-    if blocks > 4 {
-        area.draw(&Text::new("…", (x - 10, y), style::label(13)))?;
-        x += 14;
-    }
-    let shade = format!("light → dark: thread 0 → {}", map.block.0 * map.block.1 - 1);
-    area.draw(&Text::new(shade.clone(), (x, y), style::label(13)))?;
-    x += style::text_width(&shade, 13) + 18;
-    if map.idle_threads() > 0 {
-        x = legend_entry(area, x, y, IDLE, "idle thread (past the end)")?;
-    }
-    if map.unwritten() > 0 {
-        legend_entry(area, x, y, UNWRITTEN, "never written")?;
+    for r in (0..grid.rows).step_by(row_step.max(1)) {
+        let y = top + r as i32 * px + px / 2;
+        let label = if map.is_1d() { (r * grid.cols).to_string() } else { r.to_string() };
+        area.draw(&Text::new(label, (left - 6, y), small(style::HPos::Right)))?;
     }
     Ok(())
+}
+
+/// Block names at the middle of each block's cells, on a white ground, where they fit; blocks
+/// whose cells are not all together (a grid-stride loop) are named by the legend instead.
+fn name_blocks_on_map(area: &style::Area<'_>, map: &ThreadMap, grid: &Grid, left: i32, top: i32, px: i32) -> style::DrawResult {
+    use std::collections::BTreeMap;
+    let mut spans: BTreeMap<u64, (usize, usize, usize, usize)> = BTreeMap::new();
+    for (i, cell) in grid.cells.iter().enumerate() {
+        if let Some(g) = cell.group {
+            let (r, c) = (i / grid.cols, i % grid.cols);
+            let e = spans.entry(g).or_insert((r, c, r, c));
+            *e = (e.0.min(r), e.1.min(c), e.2.max(r), e.3.max(c));
+        }
+    }
+    for (g, (r0, c0, r1, c1)) in spans {
+        let (bx, by) = ((g % map.grid.0 as u64) as u32, (g / map.grid.0 as u64) as u32);
+        let name = if map.grid.1 == 1 && map.block.1 == 1 { format!("block {bx}") } else { format!("block ({bx},{by})") };
+        let (w, h) = (((c1 - c0 + 1) as i32) * px, ((r1 - r0 + 1) as i32) * px);
+        let tw = style::text_width(&name, style::SMALL) + 8;
+        if tw > w || h < 18 {
+            continue;
+        }
+        let (cx, cy) = (left + c0 as i32 * px + w / 2, top + r0 as i32 * px + h / 2);
+        area.draw(&Rectangle::new([(cx - tw / 2, cy - 9), (cx + tw / 2, cy + 9)], WHITE.mix(0.85).filled()))?;
+        let style = style::text(style::SMALL, style::INK, style::Pos::new(style::HPos::Center, style::VPos::Center));
+        area.draw(&Text::new(name, (cx, cy), style))?;
+    }
+    Ok(())
+}
+
+/// The legend: every block by colour when each has its own (else they are named on the map),
+/// what the shades mean, idle threads and unwritten elements.
+fn legend_entries(map: &ThreadMap) -> Vec<(RGBColor, String)> {
+    let mut entries = Vec::new();
+    if names_in_legend(map) {
+        for by in 0..map.grid.1 {
+            for bx in 0..map.grid.0 {
+                let name = if map.grid.1 == 1 { format!("block {bx}") } else { format!("block ({bx},{by})") };
+                entries.push((hue(map, (bx, by)), name));
+            }
+        }
+    }
+    let last = map.block.0 * map.block.1 - 1;
+    entries.push((lighten(style::INK, 0.55), format!("light → dark: thread 0 → {last} of its block")));
+    if map.idle_threads() > 0 {
+        entries.push((IDLE, "idle thread (past the end)".to_string()));
+    }
+    if map.unwritten() > 0 {
+        entries.push((UNWRITTEN, "never written".to_string()));
+    }
+    entries
 }
 
 #[cfg(test)]

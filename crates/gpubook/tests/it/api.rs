@@ -340,3 +340,48 @@ fn several_devices_when_present() {
     }
     println!("{count} device(s) on {}", gpu.backend());
 }
+
+#[test]
+fn pinned_copies_get_their_digest_once_the_host_waits() -> Result<()> {
+    let Some(gpu) = device_or_skip("pinned_copies_get_their_digest_once_the_host_waits") else {
+        return Ok(());
+    };
+    gpu.set_content_digests(true);
+    let s = gpu.new_stream()?;
+    let x: Vec<f32> = (0..1000).map(|i| i as f32).collect();
+    let x_d = s.clone_htod(&x)?;
+    let mut out = unsafe { gpu.alloc_pinned::<f32>(1000) }?;
+    s.memcpy_dtoh(&x_d.slice(..400), &mut out.slice_mut(..400))?;
+    s.memcpy_dtoh(&x_d.slice(400..), &mut out.slice_mut(400..))?;
+    let host = out.as_slice()?.as_ptr() as u64;
+    let trace = gpu.trace()?;
+    let downloads: Vec<(Option<u64>, Option<u64>)> = trace
+        .ops
+        .iter()
+        .filter_map(|o| match o.kind {
+            OpKind::Copy { dir: CopyDir::DeviceToHost, digest, host, .. } => Some((digest, host)),
+            _ => None,
+        })
+        .collect();
+    let bytes = |v: &[f32]| gpubook::grade::concepts::digest_of(v);
+    assert_eq!(downloads, [(Some(bytes(&x[..400])), Some(host)), (Some(bytes(&x[400..])), Some(host + 1600))]);
+    // An upload from pinned memory is not hashed as it is issued (that would hold the host up),
+    // but at the next wait for its buffer.
+    let upload_digest = |gpu: &Gpu| -> Result<Option<u64>> {
+        let t = gpu.trace()?;
+        Ok(t.ops
+            .iter()
+            .rev()
+            .find_map(|o| match o.kind {
+                OpKind::Copy { dir: CopyDir::HostToDevice, digest, .. } => Some(digest),
+                _ => None,
+            })
+            .flatten())
+    };
+    let mut y_d = s.alloc_zeros::<f32>(1000)?;
+    s.memcpy_htod(&out, &mut y_d)?;
+    assert_eq!(upload_digest(&gpu)?, None);
+    out.as_slice()?;
+    assert_eq!(upload_digest(&gpu)?, Some(bytes(&x)));
+    Ok(())
+}

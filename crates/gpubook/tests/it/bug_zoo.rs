@@ -22,10 +22,12 @@ struct Case {
     zeroed: bool,
     /// The .cu file holding the bug.
     file: &'static str,
+    /// Run the bug in fast mode (the twin runs in check mode like every twin).
+    fast: bool,
 }
 
 const fn case(bug: &'static str, class: DiagClass, twin: &'static str) -> Case {
-    Case { bug, class: Some(class), twin, block: 128, shared: 0, zeroed: false, file: ZOO }
+    Case { bug, class: Some(class), twin, block: 128, shared: 0, zeroed: false, file: ZOO, fast: false }
 }
 
 fn cases() -> Vec<Case> {
@@ -53,9 +55,14 @@ fn cases() -> Vec<Case> {
         case("huge_local", StackOverflow, "small_local"),
         case("assert", Trap, "copy"),
         case("read_unwritten", UninitializedRead, "accumulate"),
+        case("misaligned_vector", Misaligned, "vector_copy"),
+        Case { fast: true, ..case("misaligned_vector", Misaligned, "vector_copy") },
+        case("shuffle_outside_mask", InvalidShuffle, "half_shuffle"),
+        Case { block: 48, ..case("shuffle_missing_lane", InvalidShuffle, "partial_warp") },
+        Case { fast: true, ..case("empty_loop", Hang, "copy") },
         Case { file: ZOO_SHARED, ..case("too_much_shared", LaunchConfig, "shared_staging") },
         // Refused by the API before any backend sees it.
-        Case { bug: "copy", class: None, twin: "copy", block: 2048, shared: 0, zeroed: false, file: ZOO },
+        Case { bug: "copy", class: None, twin: "copy", block: 2048, shared: 0, zeroed: false, file: ZOO, fast: false },
     ]
 }
 
@@ -78,6 +85,16 @@ fn reference(twin: &str, x: &[f32], block: usize) -> Vec<f32> {
         "divide" => (0..n).map(|i| (i as i32 / (x[i] as i32 + 1)) as f32).collect(),
         "accumulate" => x.to_vec(),
         "half_shuffle" => (0..n).map(|i| x[i] + if i % 32 < 16 { at(i + 16) } else { 0.0 }).collect(),
+        "vector_copy" => x.to_vec(),
+        "partial_warp" => (0..n)
+            .map(|i| {
+                let t = i % block;
+                let lane = t % 32;
+                let lanes = (block - (t - t % 32)).min(32); // lanes of this thread's warp
+                // Threads past n hold 0.
+                x[i] + if lane + 16 < lanes { x.get(i + 16).copied().unwrap_or(0.0) } else { 0.0 }
+            })
+            .collect(),
         other => panic!("no reference for {other}"),
     }
 }
@@ -107,8 +124,11 @@ fn launch(gpu: &Gpu, m: &Module, kernel: &str, c: &Case, out: &mut DeviceSlice<f
 #[test]
 fn every_planted_bug_is_diagnosed_and_every_twin_passes() {
     let config = EmuConfig { mode: Mode::Check, watchdog: Duration::from_secs(2), ..EmuConfig::from_env() };
-    let gpu = Gpu::emulated(0, config).expect("the emulator starts");
+    let gpu = Gpu::emulated(0, config.clone()).expect("the emulator starts");
     let m = gpu.load_module(Source::file(gpubook::testing::workspace_file(ZOO))).expect("zoo.cu compiles");
+    let fast = Gpu::emulated(1, EmuConfig { mode: Mode::Fast, ..config }).expect("the emulator starts");
+    let m_fast = fast.load_module(Source::file(gpubook::testing::workspace_file(ZOO))).expect("zoo.cu compiles");
+    let x_fast = fast.default_stream().clone_htod(&input(1000)).unwrap();
     let m_shared = gpu.load_module(Source::file(gpubook::testing::workspace_file(ZOO_SHARED))).expect("zoo_shared.cu compiles");
     let s = gpu.default_stream();
     let n = 1000; // not a multiple of the block: the last block has threads past the end
@@ -120,7 +140,12 @@ fn every_planted_bug_is_diagnosed_and_every_twin_passes() {
         let kernel = format!("bug_{}", c.bug);
         let kernel = if c.class.is_none() { format!("ok_{}", c.bug) } else { kernel };
         let module = if c.file == ZOO_SHARED { &m_shared } else { &m };
-        let result = launch(&gpu, module, &kernel, &c, &mut out, &x, n);
+        let result = if c.fast {
+            let mut out = fast.default_stream().alloc_zeros::<f32>(n).unwrap();
+            launch(&fast, &m_fast, &kernel, &c, &mut out, &x_fast, n)
+        } else {
+            launch(&gpu, module, &kernel, &c, &mut out, &x, n)
+        };
         match (&c.class, result) {
             (None, Err(GpuError::LaunchConfig { message, .. })) => println!("{:<22} launch_config (API): {message}", c.bug),
             (Some(class), Err(GpuError::Kernel(d))) => {
@@ -129,7 +154,7 @@ fn every_planted_bug_is_diagnosed_and_every_twin_passes() {
                     && d.thread.is_some()
                     && d.line.is_some_and(|l| lines.contains(&l))
                     && d.file.as_ref().is_some_and(|f| f.ends_with(c.file));
-                println!("{:<22} {}", c.bug, d.to_string().lines().next().unwrap_or(""));
+                println!("{:<22} {}{}", c.bug, if c.fast { "(fast) " } else { "" }, d.to_string().lines().next().unwrap_or(""));
                 if !ok {
                     problems.push(format!("{}: expected {class:?} at one of lines {lines:?} with a thread, got: {d}", c.bug));
                 }
@@ -196,8 +221,10 @@ fn twins_agree_with_the_cpu_on_any_backend() {
         "divide",
         "accumulate",
         "half_shuffle",
+        "vector_copy",
+        "partial_warp",
     ] {
-        let c = Case { bug: twin, class: None, twin, block: 128, shared: 0, zeroed: true, file: ZOO };
+        let c = Case { bug: twin, class: None, twin, block: 128, shared: 0, zeroed: true, file: ZOO, fast: false };
         let mut out = s.alloc_zeros::<f32>(n).unwrap();
         launch(&gpu, &m, &format!("ok_{twin}"), &c, &mut out, &x, n).unwrap_or_else(|e| panic!("ok_{twin}: {e}"));
         let got = s.clone_dtoh(&out).unwrap();
@@ -205,5 +232,28 @@ fn twins_agree_with_the_cpu_on_any_backend() {
             panic!("ok_{twin} on {}: {bad}", gpu.backend());
         }
     }
-    println!("16 twins agree with the CPU on {}", gpu.backend());
+    println!("18 twins agree with the CPU on {}", gpu.backend());
+}
+
+/// The first launch of a fresh emulator (its worker starts then) reports reads of memory nothing
+/// wrote, as every later launch does: `gpubook run` makes exactly one launch.
+#[test]
+fn a_fresh_emulator_reports_reads_of_never_written_memory() {
+    let config = EmuConfig { mode: Mode::Check, ..EmuConfig::from_env() };
+    let gpu = Gpu::emulated(0, config).expect("the emulator starts");
+    let m = gpu.load_module(Source::file(gpubook::testing::workspace_file(ZOO))).unwrap();
+    let s = gpu.default_stream();
+    let n = 1000;
+    let x = s.clone_htod(&input(n)).unwrap();
+    let c = case("read_unwritten", DiagClass::UninitializedRead, "accumulate");
+    let mut out = unsafe { s.alloc::<f32>(n) }.unwrap();
+    match launch(&gpu, &m, "bug_read_unwritten", &c, &mut out, &x, n) {
+        Err(GpuError::Kernel(d)) => {
+            assert_eq!(d.class, DiagClass::UninitializedRead, "{d}");
+            assert!(d.message.contains("out[0]"), "{d}");
+        }
+        other => panic!("expected an uninitialized read on the first launch, got {other:?}"),
+    }
+    let mut out = unsafe { s.alloc::<f32>(n) }.unwrap();
+    launch(&gpu, &m, "ok_accumulate", &c, &mut out, &x, n).unwrap();
 }

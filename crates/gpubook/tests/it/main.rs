@@ -2,10 +2,13 @@
 //! machine). Tests that need a device run on whichever backend `Gpu::new` picks and print
 //! SKIPPED, with the reason, when there is none.
 
+mod access;
 mod api;
 mod bug_zoo;
+mod demos_ch03;
 mod demos_ch04;
 mod demos_ch07_ch09;
+mod demos_ch08;
 mod ep;
 mod notebook;
 mod viz;

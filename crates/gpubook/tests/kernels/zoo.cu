@@ -331,3 +331,57 @@ extern "C" __global__ void ok_half_shuffle(float* out, const float* in, int n) {
     if ((threadIdx.x & 31) < 16) v += other;
     if (i < n) out[i] = v;
 }
+
+// A float4 read from in + 1: 4 bytes past a 16-byte boundary (a GPU stops with "misaligned
+// address"; a CPU's aligned vector load faults too).
+extern "C" __global__ void bug_misaligned_vector(float* out, const float* in, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (4 * i + 4 < n) {
+        float4 v = reinterpret_cast<const float4*>(in + 1)[i];  // BUG: misaligned_vector
+        reinterpret_cast<float4*>(out)[i] = v;
+    }
+}
+
+extern "C" __global__ void ok_vector_copy(float* out, const float* in, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (4 * i + 3 < n) reinterpret_cast<float4*>(out)[i] = reinterpret_cast<const float4*>(in)[i];
+}
+
+// Lanes 0-15 read lanes 16-31, which the mask leaves out: the value is undefined on a GPU.
+extern "C" __global__ void bug_shuffle_outside_mask(float* out, const float* in, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    float v = i < n ? in[i] : 0.0f;
+    int lane = threadIdx.x & 31;
+    if (lane < 16) v += __shfl_sync(0x0000ffff, v, lane + 16);  // BUG: shuffle_outside_mask
+    if (i < n) out[i] = v;
+}
+
+// Run with 48 threads a block: the second warp has lanes 0-15 only, and they read lanes 16-31,
+// which do not exist (a full-warp reduction on a block that is not a multiple of 32).
+extern "C" __global__ void bug_shuffle_missing_lane(float* out, const float* in, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    float v = i < n ? in[i] : 0.0f;
+    v += __shfl_down_sync(0xffffffff, v, 16);  // BUG: shuffle_missing_lane
+    if (i < n) out[i] = v;
+}
+
+// The same pairing, reading only lanes that exist.
+extern "C" __global__ void ok_partial_warp(float* out, const float* in, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    float v = i < n ? in[i] : 0.0f;
+    int lane = threadIdx.x & 31;
+    int lanes = min(32, (int)(blockDim.x - (threadIdx.x - lane)));  // lanes in this warp
+    unsigned mask = lanes == 32 ? 0xffffffffu : (1u << lanes) - 1;
+    float other = __shfl_sync(mask, v, lane + 16 < lanes ? lane + 16 : lane);
+    if (lane + 16 < lanes) v += other;
+    if (i < n) out[i] = v;
+}
+
+// A loop with no side effects that never ends: C++ lets a compiler assume it ends and delete
+// it (g++ -O2 does), which would turn the hang into a silent "ok". The emulator keeps it.
+extern "C" __global__ void bug_empty_loop(float* out, const float* in, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    while (n > 0) {  // BUG: empty_loop
+    }
+    if (i < n) out[i] = in[i];
+}

@@ -165,7 +165,7 @@ fn ping_pong_with_one_pair_of_buffers() {
 
 #[test]
 fn ping_pong_on_one_stream() {
-    expect_failure("ping_pong_on_one_stream", &["of the copy time overlapped other work", "double buffering"], || {
+    expect_failure("ping_pong_on_one_stream", &["of the copy time overlapped the pipeline's other work", "double buffering"], || {
         ch08::ping_pong(ping_pong_wrong(PingPong::OneStream))
     });
 }

@@ -66,6 +66,22 @@ pub(crate) fn world_traces(world: &World) -> Result<Vec<Trace>> {
     world_devices(world).into_iter().map(Gpu::trace).collect()
 }
 
+/// Requires `kernel` to have been launched; returns its launch ops.
+pub(crate) fn launched<'t>(trace: &'t Trace, kernel: &str, input: &str) -> Result<Vec<&'t crate::gpu::TraceOp>, Failure> {
+    let ops: Vec<_> = trace.ops.iter().filter(|o| matches!(&o.kind, OpKind::Launch { kernel: k, .. } if k == kernel)).collect();
+    if ops.is_empty() {
+        let names: Vec<String> = trace
+            .launches()
+            .filter_map(|o| if let OpKind::Launch { kernel, .. } = &o.kind { Some(kernel.clone()) } else { None })
+            .collect();
+        return Err(Failure::new(format!("`{kernel}` was never launched"))
+            .concept("the kernel does the work: the host only launches it")
+            .detail(if names.is_empty() { "no kernel was launched at all".to_string() } else { format!("launched: {}", names.join(", ")) })
+            .input(input));
+    }
+    Ok(ops)
+}
+
 /// Requires `kernel` to have been launched on some device of the world.
 pub(crate) fn launched_anywhere(traces: &[Trace], kernel: &str, input: &str) -> Result<(), Failure> {
     match traces.iter().find(|t| launched(t, kernel, input).is_ok()) {
@@ -97,9 +113,7 @@ fn epochs_of(world: &World, gpu: &Gpu, trace: &Trace, kernel: &str) -> Vec<usize
 /// for all of them. `traces` are the world's, cleared together before the answer ran.
 pub(crate) fn barrier_between(world: &World, traces: &[Trace], before: &str, after: &str, input: &str) -> Result<(), Failure> {
     let devices = world_devices(world);
-    let epochs = |kernel: &str| -> Vec<usize> {
-        devices.iter().zip(traces).flat_map(|(g, t)| epochs_of(world, g, t, kernel)).collect()
-    };
+    let epochs = |kernel: &str| -> Vec<usize> { devices.iter().zip(traces).flat_map(|(g, t)| epochs_of(world, g, t, kernel)).collect() };
     let (a, b) = (epochs(before), epochs(after));
     let (Some(&last_a), Some(&first_b)) = (a.iter().max(), b.iter().min()) else { return Ok(()) };
     if last_a < first_b {

@@ -5,8 +5,8 @@
 //! to the rank with the sender's own index. The traffic count is compared with the host's.
 
 use super::ch12::{
-    GateVariant, alloc_received, barrier_between, check_received, clear_world_traces, count_matrix, grade_gate, grading_world,
-    host_layout, host_slots, launched_anywhere, no_host_copies, upload_layouts, upload_tokens, world_traces,
+    GateVariant, alloc_received, barrier_between, check_received, clear_world_traces, count_matrix, grade_gate, grading_world, host_layout,
+    host_slots, launched_anywhere, no_host_copies, upload_layouts, upload_tokens, world_traces,
 };
 use super::explain::Explain;
 use super::{Failure, grade};

@@ -335,8 +335,8 @@ const ROLES_EXPLAIN: Explain<'static> = Explain {
 };
 
 /// The learner's kernel, launched by the solution's host code.
-type RolesFn<'a> = dyn Fn(&World, usize, &ChannelConfig, &Incoming, &mut Rings, &mut Symmetric<f32>, &mut Symmetric<i32>) -> Result<()>
-    + 'a;
+type RolesFn<'a> =
+    dyn Fn(&World, usize, &ChannelConfig, &Incoming, &mut Rings, &mut Symmetric<f32>, &mut Symmetric<i32>) -> Result<()> + 'a;
 
 /// `dispatch_roles(world, rank, cfg, input, rings, recv_x, recv_src)`.
 pub fn dispatch_roles(
@@ -438,10 +438,15 @@ fn run_roles(ctx: &mut super::Ctx, f: &RolesFn<'_>, case: RolesCase) -> Result<(
             } else {
                 format!("GPU {g}'s row {p} holds token {got}; token {t} goes there")
             };
+            // A later token of the same channel, in the same slot: the slot was reused before
+            // this GPU's forwarder read it.
+            let c = (0..channels).find(|&c| channel_range(tokens, channels, c).1 > t).unwrap_or(0);
+            let (begin, end) = channel_range(tokens, channels, c);
+            let reused = (begin as i32..end as i32).contains(&got) && got > t as i32 && (got as usize - t) % slots == 0;
             let concept = match got {
                 UNSENT => ROLES_TAIL,
                 POISON => ROLES_MISSING,
-                _ if (got as usize) < tokens && got > t as i32 => ROLES_HEAD,
+                _ if reused => ROLES_HEAD,
                 _ => ROLES_FORWARD,
             };
             return Err(Failure::new(what).concept(concept).input(input));

@@ -58,9 +58,7 @@ fn ring_that_drops_and_duplicates_tokens() {
 #[test]
 fn ring_whose_receiver_never_frees_a_slot() {
     let f = ring(&[("*(volatile int*)r.head = i + 1;", "")]);
-    expect_failure("ring_whose_receiver_never_frees_a_slot", &["ended with head 0", "moves the head to i + 1"], || {
-        ch14::channel_ring(f)
-    });
+    expect_failure("ring_whose_receiver_never_frees_a_slot", &["ended with head 0", "moves the head to i + 1"], || ch14::channel_ring(f));
 }
 
 #[test]
@@ -69,9 +67,11 @@ fn ring_that_publishes_the_tail_without_a_fence() {
         return;
     }
     let f = ring(&[("__threadfence(); // the row, before the tail that announces it", "")]);
-    expect_failure("ring_that_publishes_the_tail_without_a_fence", &["data race", "calls __threadfence() and only then moves the tail"], || {
-        ch14::channel_ring(f)
-    });
+    expect_failure(
+        "ring_that_publishes_the_tail_without_a_fence",
+        &["data race", "calls __threadfence() and only then moves the tail"],
+        || ch14::channel_ring(f),
+    );
 }
 
 #[test]
@@ -83,6 +83,28 @@ fn ring_with_a_plain_store_to_the_tail() {
     expect_failure("ring_with_a_plain_store_to_the_tail", &["counters[", "through volatile pointers"], || ch14::channel_ring(f));
 }
 
+#[test]
+fn ring_that_publishes_before_the_row_is_written() {
+    if !on_the_emulator("ring_that_publishes_before_the_row_is_written") {
+        return;
+    }
+    // Thread 0 moves the tail without waiting for the other threads' parts of the row.
+    let f = ring(&[("__syncthreads(); // every part of the row is written", "")]);
+    expect_failure("ring_that_publishes_before_the_row_is_written", &["data race", "the tail did not yet cover"], || {
+        ch14::channel_ring(f)
+    });
+}
+
+#[test]
+fn ring_that_frees_a_slot_before_reading_it() {
+    if !on_the_emulator("ring_that_frees_a_slot_before_reading_it") {
+        return;
+    }
+    // Thread 0 moves the head while the other threads still read the row.
+    let f = ring(&[("__syncthreads(); // every part of the row is read", "")]);
+    expect_failure("ring_that_frees_a_slot_before_reading_it", &["data race", "the head that freed it"], || ch14::channel_ring(f));
+}
+
 // ---- ch14-warp-roles ----
 
 /// The solution's host code with a mutation of its kernel.
@@ -91,7 +113,9 @@ fn roles(
 ) -> impl Fn(&World, usize, &ChannelConfig, &Incoming, &mut Rings, &mut Symmetric<f32>, &mut Symmetric<i32>) -> Result<()> {
     let text = mutant("ch14/warp_roles.cu", edits);
     move |world, rank, cfg, input, rings, recv_x, recv_src| {
-        with_kernel("ch14/warp_roles.cu", text.clone(), || solutions::ch14::dispatch_roles(world, rank, cfg, input, rings, recv_x, recv_src))
+        with_kernel("ch14/warp_roles.cu", text.clone(), || {
+            solutions::ch14::dispatch_roles(world, rank, cfg, input, rings, recv_x, recv_src)
+        })
     }
 }
 
@@ -153,8 +177,33 @@ fn roles_whose_forwarders_read_x_instead_of_the_ring() {
     if !on_the_emulator("roles_whose_forwarders_read_x_instead_of_the_ring") {
         return;
     }
-    let f = roles(&[("recv_x[g][(long long)p * hidden + h] = __ldcg(src + h);", "recv_x[g][(long long)p * hidden + h] = x[(long long)t * hidden + h];")]);
+    let f = roles(&[(
+        "recv_x[g][(long long)p * hidden + h] = __ldcg(src + h);",
+        "recv_x[g][(long long)p * hidden + h] = x[(long long)t * hidden + h];",
+    )]);
     expect_failure("roles_whose_forwarders_read_x_instead_of_the_ring", &["loaded", "read each token from the ring"], || {
+        ch14::dispatch_roles(f)
+    });
+}
+
+#[test]
+fn roles_whose_forwarders_serve_the_wrong_gpu() {
+    // Every forwarder stores into GPU (index + 1) % gpus, with index's places.
+    let f = roles(&[("recv_x[g][(long long)p * hidden + h]", "recv_x[(g + 1) % gpus][(long long)p * hidden + h]"), (
+        "if (lane == 0) recv_src[g][p] = t;",
+        "if (lane == 0) recv_src[(g + 1) % gpus][p] = t;",
+    )]);
+    expect_failure("roles_whose_forwarders_serve_the_wrong_gpu", &["forwarder warp w serves one GPU"], || ch14::dispatch_roles(f));
+}
+
+#[test]
+fn roles_whose_sender_coordinator_drops_the_last_chunk() {
+    if !on_the_emulator("roles_whose_sender_coordinator_drops_the_last_chunk") {
+        return;
+    }
+    // Only whole chunks are published: the forwarders wait for a partial last chunk forever.
+    let f = roles(&[("(ready - published >= chunk || ready == n)", "(ready - published >= chunk)")]);
+    expect_failure("roles_whose_sender_coordinator_drops_the_last_chunk", &["roles that wait for each other in a circle"], || {
         ch14::dispatch_roles(f)
     });
 }

@@ -10,12 +10,18 @@
 //    publishes the tile's total, and waits only until its predecessors have published theirs.
 //    1 read and 1 write: what a copy moves.
 //
-// Tiles (2 and 3) are 4096 elements, 256 threads, each thread loading four uint4s.
+// Tiles (2 and 3) are 8192 elements, 128 threads, each thread loading sixteen uint4s.
 
 #define FULL 0xffffffffu
-#define THREADS 256
+// 128 threads of 16 uint4s: the fastest shape scripts/gpu/scan-tune found on an H200 (it tries
+// others with -DTHREADS and -DVEC).
+#ifndef THREADS
+#define THREADS 128
+#endif
 #define WARPS (THREADS / 32)
-#define VEC 4
+#ifndef VEC
+#define VEC 16
+#endif
 #define TILE (THREADS * VEC * 4)
 
 // ---- 1. scan, then add ------------------------------------------------------------------------

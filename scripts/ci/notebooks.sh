@@ -35,7 +35,12 @@ export CARGO_TERM_QUIET=true # the kernel's cargo builds would fill the log
 say "running notebooks/*.ipynb"
 python3 scripts/ci/run_notebooks.py --out target/notebooks notebooks/*.ipynb
 
-# 5. ...and a planted panic must be caught.
+# 5. The exercises in the notebooks: each untouched stub showed its grader's report above, and
+#    the same cells filled in from solutions/ pass.
+say "exercises in the notebooks: stubs fail with their report, solutions pass"
+python3 scripts/ci/notebook_exercises.py --check notebooks/*.ipynb
+
+# 6. ...and a planted panic must be caught.
 say "running the planted failure (it must FAIL)"
 python3 scripts/ci/run_notebooks.py --expect-failure notebooks/tests/*.ipynb
 

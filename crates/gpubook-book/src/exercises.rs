@@ -128,6 +128,8 @@ pub fn render(e: &Exercise, x: &Extras) -> String {
         let hint = escape_outside_code(hint);
         out += &format!("<details class=\"gpubook-hint\"><summary>Hint {} of {n}</summary>\n\n{hint}\n\n</details>\n", i + 1);
     }
+    // The served book puts a Check button and the report here (src/playground.rs).
+    out += &format!("<div class=\"gpubook-check\" data-check=\"{}\"></div>\n", esc(&e.id));
     out + "</div>\n"
 }
 

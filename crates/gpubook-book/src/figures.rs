@@ -95,7 +95,7 @@ impl Figures {
                 recorded::save(dir, name, &live.text, &out, gpu)?
             }
             None if optional && !recorded::exists(&self.root, name) => {
-                self.stats.lock().unwrap().not_recorded.push(name.to_string());
+                gpubook::sync::lock(&self.stats).not_recorded.push(name.to_string());
                 return Ok(String::new());
             }
             None => recorded::load(&self.root, name, &live.text)?,

@@ -16,12 +16,15 @@ mod cache;
 mod ep_outputs;
 mod exercises;
 mod figures;
+mod guard;
 mod includes;
 mod links;
 mod log;
 mod markers;
 mod notebooks;
 mod outputs;
+mod play;
+mod playground;
 mod recorded;
 mod serve;
 mod signatures;
@@ -30,6 +33,7 @@ mod wrap;
 
 pub use figures::FigureStats;
 pub use links::Broken;
+pub use play::Listing;
 pub use serve::serve;
 
 use anyhow::{Context, bail};
@@ -62,6 +66,9 @@ pub struct Options {
     /// Run the `recorded=` markers on this machine's device and write their recordings here
     /// (`gpubook book --record DIR`, on a GPU machine), instead of reading book/recorded/.
     pub record: Option<PathBuf>,
+    /// `gpubook` itself: it records the runnable listings' outputs (`{{#play}}`) and runs and
+    /// grades for the served book. `None`: listings show no output and the server runs nothing.
+    pub gpubook_exe: Option<PathBuf>,
 }
 
 impl Options {
@@ -78,6 +85,7 @@ impl Options {
             record: None,
             notebooks: target.join("notebooks"),
             api_docs: target.join("doc"),
+            gpubook_exe: None,
         }
     }
 }
@@ -94,6 +102,8 @@ pub struct Report {
     /// Chapters whose pages are not written yet (drafts in SUMMARY.md).
     pub drafts: Vec<u32>,
     pub secs: f64,
+    /// The runnable listings, for the served book.
+    pub listings: Vec<Listing>,
 }
 
 impl fmt::Display for Report {
@@ -156,10 +166,13 @@ pub fn build(opts: &Options) -> anyhow::Result<Report> {
     let stats = Arc::new(Mutex::new(FigureStats::default()));
     let nb_stats = Arc::new(Mutex::new(notebooks::NotebookStats::default()));
     let cache = cache::Cache::new(opts.cache_dir.clone(), &opts.root, opts.use_cache);
+    let listings = Arc::new(Mutex::new(Vec::new()));
+    let play_cache = cache::Cache::new(opts.cache_dir.clone(), &opts.root, opts.use_cache);
     book.with_preprocessor(includes::IncludeCheck)
         .with_preprocessor(summary::Contents { summary: summary_text.clone(), catalog: catalog.clone(), drafts: drafts.clone() })
         .with_preprocessor(exercises::ExerciseBoxes::new(catalog.clone(), drafts.clone(), &opts.root))
         .with_preprocessor(figures::Figures::new(cache, stats.clone(), &opts.root, opts.record.clone()))
+        .with_preprocessor(play::Play::new(&opts.root, play_cache, opts.gpubook_exe.clone(), listings.clone()))
         .with_preprocessor(notebooks::Notebooks::new(catalog, drafts.clone(), &opts.root, opts.notebooks.clone(), nb_stats.clone()))
         .with_preprocessor(api::ApiLinks::new(&opts.api_docs))
         .with_preprocessor(LinkPreprocessor::new())
@@ -186,5 +199,6 @@ pub fn build(opts: &Options) -> anyhow::Result<Report> {
     }
     let figures = lock(&stats).clone();
     let notebooks = lock(&nb_stats).clone();
-    Ok(Report { dest: opts.dest.clone(), pages, figures, notebooks, api, drafts, secs: started.elapsed().as_secs_f64() })
+    let listings = lock(&listings).clone();
+    Ok(Report { dest: opts.dest.clone(), pages, figures, notebooks, api, drafts, secs: started.elapsed().as_secs_f64(), listings })
 }

@@ -79,7 +79,7 @@ impl Preprocessor for Notebooks {
             }
             match self.page(&chapter.folder) {
                 Ok((md, executed)) => {
-                    let mut stats = self.stats.lock().unwrap();
+                    let mut stats = gpubook::sync::lock(&self.stats);
                     if executed {
                         stats.executed += 1;
                     } else {

@@ -1,14 +1,19 @@
 //! `gpubook book --serve`: the built pages on http://127.0.0.1:PORT, rebuilt when the book, the
 //! catalog, a kernel or an exercise changes. Open pages reload themselves after a rebuild: the
 //! server adds a few lines of script to each HTML page it sends that poll a version number.
+//! The pages it sends also carry the playground (runnable listings, Check in exercise boxes:
+//! [`super::playground`]) and this start's token; who may ask for what is [`super::guard`]'s.
 
+use super::guard::{Guard, new_token};
+use super::playground::{CHECK_URL, Limits, Playground, RUN_URL};
 use super::{Options, build, links::decode};
 use anyhow::{Context, anyhow};
+use gpubook::sync::lock;
 use notify::{EventKind, RecursiveMode, Watcher};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 const VERSION_URL: &str = "/__gpubook/version";
@@ -16,24 +21,61 @@ const VERSION_URL: &str = "/__gpubook/version";
 /// Polls the version once a second and reloads the page when it changes.
 const RELOAD_SCRIPT: &str = "<script>(function(){let seen=null;setInterval(async()=>{try{const v=await (await fetch('/__gpubook/version',{cache:'no-store'})).text();if(seen!==null&&v!==seen)location.reload();seen=v;}catch(e){}},1000);})();</script>";
 
+const PLAY_JS_URL: &str = "/__gpubook/play.js";
+const PLAY_CSS_URL: &str = "/__gpubook/play.css";
+const PLAY_JS: &str = include_str!("../assets/play.js");
+const PLAY_CSS: &str = include_str!("../assets/play.css");
+
 /// Builds, serves, and rebuilds on every change until the process is stopped.
 pub fn serve(opts: &Options, port: u16) -> anyhow::Result<()> {
-    report(build(opts));
-    let server = tiny_http::Server::http(("127.0.0.1", port)).map_err(|e| anyhow!("cannot listen on 127.0.0.1:{port}: {e}"))?;
+    let listings = Arc::new(Mutex::new(Vec::new()));
+    report(build(opts), &listings);
+    let server = bind(port)?;
+    let port = server.server_addr().to_ip().map_or(port, |a| a.port());
     println!("serving the book on http://127.0.0.1:{port}/ (Ctrl-C stops)");
-    let version = Arc::new(AtomicU64::new(1));
-    let (dest, v) = (opts.dest.clone(), version.clone());
-    std::thread::spawn(move || {
-        for request in server.incoming_requests() {
-            respond(request, &dest, &v);
-        }
+    let state = Arc::new(State {
+        dest: opts.dest.clone(),
+        version: AtomicU64::new(1),
+        play: Playground::new(
+            Guard { port, token: new_token()? },
+            opts.root.clone(),
+            opts.gpubook_exe.clone(),
+            listings.clone(),
+            Limits::default(),
+        ),
     });
-    watch(opts, &version)
+    let s = state.clone();
+    std::thread::spawn(move || answer_all(server, s));
+    watch(opts, &state.version, &listings)
 }
 
-fn report(result: anyhow::Result<super::Report>) {
+/// The server, listening on the loopback address only: nothing else on the network can reach
+/// it. Port 0 takes a free one.
+pub fn bind(port: u16) -> anyhow::Result<tiny_http::Server> {
+    tiny_http::Server::http(("127.0.0.1", port)).map_err(|e| anyhow!("cannot listen on 127.0.0.1:{port}: {e}"))
+}
+
+/// What the request threads share.
+pub struct State {
+    pub dest: PathBuf,
+    pub version: AtomicU64,
+    pub play: Playground,
+}
+
+/// Answers every request, each on its own thread (a run or a check takes seconds).
+pub fn answer_all(server: tiny_http::Server, state: Arc<State>) {
+    for request in server.incoming_requests() {
+        let s = state.clone();
+        std::thread::spawn(move || respond(request, &s));
+    }
+}
+
+fn report(result: anyhow::Result<super::Report>, listings: &Mutex<Vec<super::play::Listing>>) {
     match result {
-        Ok(r) => println!("{r}"),
+        Ok(r) => {
+            println!("{r}");
+            *lock(listings) = r.listings;
+        }
         Err(e) => eprintln!("ERROR {e:#}"),
     }
 }
@@ -51,7 +93,7 @@ const WATCHED: &[&str] = &[
     "exercises/kernels",
 ];
 
-fn watch(opts: &Options, version: &AtomicU64) -> anyhow::Result<()> {
+fn watch(opts: &Options, version: &AtomicU64, listings: &Mutex<Vec<super::play::Listing>>) -> anyhow::Result<()> {
     let (tx, rx) = mpsc::channel();
     let mut watcher = notify::recommended_watcher(move |event| {
         let _ = tx.send(event);
@@ -69,7 +111,7 @@ fn watch(opts: &Options, version: &AtomicU64) -> anyhow::Result<()> {
             changed |= matters(event, opts);
         }
         if changed {
-            report(build(opts));
+            report(build(opts), listings);
             version.fetch_add(1, Ordering::SeqCst);
         }
     }
@@ -90,17 +132,27 @@ fn matters(event: notify::Result<notify::Event>, opts: &Options) -> bool {
         })
 }
 
-fn respond(request: tiny_http::Request, dest: &Path, version: &AtomicU64) {
+fn respond(mut request: tiny_http::Request, state: &State) {
+    let host = request.headers().iter().find(|h| h.field.equiv("Host")).map(|h| h.value.as_str().to_string());
     let url = request.url().split(['?', '#']).next().unwrap_or("/").to_string();
-    let response = if url == VERSION_URL {
-        page(200, version.load(Ordering::SeqCst).to_string().into_bytes(), "text/plain")
+    let response = if let Some(why) = state.play.guard.host(host.as_deref()) {
+        page(403, format!("refused: {why}").into_bytes(), "text/plain; charset=utf-8")
+    } else if url == RUN_URL || url == CHECK_URL {
+        let (status, body) = state.play.answer(&mut request);
+        page(status, body.to_string().into_bytes(), "application/json")
+    } else if url == VERSION_URL {
+        page(200, state.version.load(Ordering::SeqCst).to_string().into_bytes(), "text/plain")
+    } else if url == PLAY_JS_URL {
+        page(200, PLAY_JS.as_bytes().to_vec(), content_type(Path::new("a.js")))
+    } else if url == PLAY_CSS_URL {
+        page(200, PLAY_CSS.as_bytes().to_vec(), content_type(Path::new("a.css")))
     } else {
-        match file_for(dest, &url) {
+        match file_for(&state.dest, &url) {
             Some(path) => match std::fs::read(&path) {
-                Ok(bytes) => page(200, with_reload(&path, bytes), content_type(&path)),
-                Err(_) => not_found(dest),
+                Ok(bytes) => page(200, served(&path, bytes, &state.play.guard.token), content_type(&path)),
+                Err(_) => not_found(&state.dest),
             },
-            None => not_found(dest),
+            None => not_found(&state.dest),
         }
     };
     let _ = request.respond(response);
@@ -116,13 +168,18 @@ fn file_for(dest: &Path, url: &str) -> Option<PathBuf> {
     Some(if path.is_dir() { path.join("index.html") } else { path })
 }
 
-fn with_reload(path: &Path, bytes: Vec<u8>) -> Vec<u8> {
+/// An HTML page as served: with the reload script, the playground and this start's token.
+fn served(path: &Path, bytes: Vec<u8>, token: &str) -> Vec<u8> {
     if path.extension().is_none_or(|e| e != "html") {
         return bytes;
     }
     let html = String::from_utf8_lossy(&bytes);
+    let play = format!(
+        "<link rel=\"stylesheet\" href=\"{PLAY_CSS_URL}\"><script>window.gpubookToken=\"{token}\";</script>\
+         <script src=\"{PLAY_JS_URL}\"></script>"
+    );
     match html.rfind("</body>") {
-        Some(at) => format!("{}{RELOAD_SCRIPT}{}", &html[..at], &html[at..]).into_bytes(),
+        Some(at) => format!("{}{RELOAD_SCRIPT}{play}{}", &html[..at], &html[at..]).into_bytes(),
         None => bytes,
     }
 }
@@ -167,9 +224,15 @@ mod tests {
     }
 
     #[test]
-    fn html_pages_get_the_reload_script() {
-        let out = with_reload(Path::new("a.html"), b"<html><body>hi</body></html>".to_vec());
-        assert!(String::from_utf8(out).unwrap().contains("/__gpubook/version"));
-        assert_eq!(with_reload(Path::new("a.css"), b"body{}".to_vec()), b"body{}");
+    fn html_pages_get_the_reload_script_and_the_playground() {
+        let out = String::from_utf8(served(Path::new("a.html"), b"<html><body>hi</body></html>".to_vec(), "t0k")).unwrap();
+        assert!(out.contains("/__gpubook/version"));
+        assert!(out.contains("window.gpubookToken=\"t0k\""));
+        assert!(out.contains(PLAY_JS_URL));
+        assert_eq!(served(Path::new("a.css"), b"body{}".to_vec(), "t0k"), b"body{}");
     }
 }
+
+#[cfg(test)]
+#[path = "serve_tests.rs"]
+mod http_tests;

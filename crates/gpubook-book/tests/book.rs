@@ -167,3 +167,18 @@ fn a_chapter_missing_from_the_summary_fails_the_build() {
     assert!(e.contains("book/src/ch01-first/index.md exists but no entry links it"), "{e}");
     std::fs::remove_dir_all(&root).unwrap();
 }
+
+#[test]
+fn a_runnable_listing_keeps_its_launch_for_the_server_and_says_how_to_run_it() {
+    let page =
+        "# First\n\n{{#play kernels/ch01/hello.cu:body kernel=hello grid=1 block=32 args=\"i32[32]:zeros\"}}\n\n{{#exercise ch01-hello}}\n";
+    let root = workspace("play", "", page);
+    let report = build(&options(&root)).unwrap();
+    let l = &report.listings[0];
+    assert_eq!((l.id.as_str(), l.kernel.as_str(), l.args.as_slice()), ("hello", "hello", &["i32[32]:zeros".to_string()][..]));
+    assert!(l.source.starts_with("extern \"C\" __global__ void hello(") && !l.source.contains("ANCHOR"));
+    let html = std::fs::read_to_string(root.join("out/ch01-first/index.html")).unwrap();
+    assert!(html.contains("data-play=\"hello\""));
+    assert!(html.contains("gpubook run kernels/ch01/hello.cu --kernel hello --grid 1 --block 32 --arg 'i32[32]:zeros'"));
+    assert!(html.contains("data-check=\"ch01-hello\""), "the exercise box has a place for Check");
+}

@@ -31,6 +31,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         opts.dest = std::path::absolute(dest)?;
     }
     opts.use_cache = !args.fresh;
+    // Runnable listings are run (and, served, graded) by this same binary in a child process.
+    opts.gpubook_exe = std::env::current_exe().ok();
     opts.record = args.record.map(std::path::absolute).transpose()?;
     if args.serve {
         book::serve(&opts, args.port)?;

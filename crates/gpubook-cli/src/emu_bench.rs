@@ -2,12 +2,16 @@
 //! long it takes to compile one (cold and cached). With `--numba FILE` (the output of
 //! scripts/bench/numba_cudasim.py) it prints numba's CUDA simulator beside it, with the ratio.
 //! scripts/bench/emulator-vs-numba.sh runs both in one go.
+//!
+//! The native column is the physical limit: the same kernel bodies as plain C++ loops
+//! (kernels/bench/native.cpp), built by the emulator's compiler with fast mode's flags and run on
+//! as many threads as fast mode uses, timed in the same run.
 
 use anyhow::{Context, ensure};
 use gpubook::emu::{EmuConfig, Mode};
 use gpubook::gpu::{Gpu, LaunchConfig, Source};
 use std::path::PathBuf;
-use std::process::ExitCode;
+use std::process::{Command, ExitCode};
 use std::time::Instant;
 
 #[derive(clap::Args)]
@@ -78,6 +82,102 @@ fn block_sum(gpu: &Gpu, n: usize, reps: usize) -> anyhow::Result<f64> {
     Ok(t)
 }
 
+fn matmul_tiled(gpu: &Gpu, n: usize, reps: usize) -> anyhow::Result<f64> {
+    let s = gpu.default_stream();
+    let f = gpu.load_module(Source::file(gpubook::paths::library_kernel("perf/roofline.cu")))?.load_function("matmul_tiled")?;
+    let a: Vec<f32> = (0..n * n).map(|i| (i % 7) as f32).collect();
+    let (a_d, b_d) = (s.clone_htod(&a)?, s.clone_htod(&vec![1.0f32; n * n])?);
+    let mut c_d = s.alloc_zeros::<f32>(n * n)?;
+    let n_i = n as i32;
+    let tiles = (n as u32).div_ceil(16);
+    let cfg = LaunchConfig { grid_dim: (tiles, tiles, 1), block_dim: (16, 16, 1), shared_mem_bytes: 0 };
+    let t = median(reps, || {
+        let mut l = s.launch_builder(&f);
+        l.arg(&a_d).arg(&b_d).arg(&mut c_d).arg(&n_i).arg(&n_i).arg(&n_i);
+        Ok(unsafe { l.launch(cfg) }?)
+    })?;
+    let c = s.clone_dtoh(&c_d)?;
+    // B is all ones: each element of C is its row's sum of A.
+    let ok = (0..n).all(|r| (0..n).all(|col| c[r * n + col] == a[r * n..(r + 1) * n].iter().sum::<f32>()));
+    ensure!(ok, "matmul_tiled gave a wrong result");
+    Ok(t)
+}
+
+/// kernels/bench/native.cpp built once per run with the emulator's compiler and fast mode's flags.
+struct Native {
+    exe: PathBuf,
+    threads: usize,
+}
+
+impl Native {
+    fn build(threads: usize) -> anyhow::Result<Native> {
+        let compiler = gpubook::emu::probe_compiler(&gpubook::emu::EmuConfig::from_env())?;
+        let dir = std::env::temp_dir().join(format!("gpubook-native-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+        let exe = dir.join("native");
+        let src = gpubook::paths::library_kernel("bench/native.cpp");
+        let out = Command::new(&compiler.cxx)
+            .args(gpubook::emu::fast_mode_flags())
+            .arg("-pthread")
+            .arg(&src)
+            .arg("-o")
+            .arg(&exe)
+            .output()
+            .with_context(|| format!("running {}", compiler.cxx.display()))?;
+        ensure!(out.status.success(), "building {} failed:\n{}", src.display(), String::from_utf8_lossy(&out.stderr));
+        Ok(Native { exe, threads })
+    }
+
+    /// Median seconds, and the checksum of what it wrote.
+    fn time(&self, kernel: &str, size: usize, reps: usize) -> anyhow::Result<(f64, f64)> {
+        let out = Command::new(&self.exe)
+            .args([kernel.to_string(), size.to_string(), reps.to_string(), self.threads.to_string()])
+            .output()
+            .with_context(|| format!("running {}", self.exe.display()))?;
+        ensure!(out.status.success(), "{} {kernel} failed: {}", self.exe.display(), String::from_utf8_lossy(&out.stderr));
+        let text = String::from_utf8_lossy(&out.stdout);
+        let mut w = text.split_whitespace().map(str::parse::<f64>);
+        match (w.next(), w.next()) {
+            (Some(Ok(t)), Some(Ok(sum))) => Ok((t, sum)),
+            _ => anyhow::bail!("{} printed `{}`, not `SECONDS CHECKSUM`", self.exe.display(), text.trim()),
+        }
+    }
+
+    /// Median seconds of `kernel`, its checksum compared with `want` (relative 1e-4).
+    fn checked(&self, kernel: &str, size: usize, reps: usize, want: f64) -> anyhow::Result<f64> {
+        let (t, sum) = self.time(kernel, size, reps)?;
+        ensure!((sum - want).abs() <= 1e-4 * want.abs().max(1.0), "native {kernel} wrote checksum {sum}, not {want}");
+        Ok(t)
+    }
+}
+
+impl Drop for Native {
+    fn drop(&mut self) {
+        if let Some(dir) = self.exe.parent() {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+    }
+}
+
+/// The checksum native.cpp prints for each kernel: what a right answer writes.
+fn native_checksum(kernel: &str, n: usize) -> f64 {
+    let sevens = |len: usize| (0..len).map(|i| (i % 7) as f64).sum::<f64>();
+    match kernel {
+        "vector_add" => (0..n).map(|i| i as f64 + 1.0).sum(),
+        "block_sum" => sevens(n),
+        _ => n as f64 * sevens(n * n),
+    }
+}
+
+fn ratio(a: f64, b: f64) -> String {
+    format!("{:.1}x", a / b)
+}
+
+fn goal(name: &str, got: f64, limit: f64) {
+    let verdict = if got <= limit { "met" } else { "NOT met" };
+    println!("goal: {name} within {limit:.0}x of native: {verdict} ({got:.1}x)");
+}
+
 /// Seconds to load a module never seen before (a unique comment defeats the cache), then again.
 fn compile_times(gpu: &Gpu) -> anyhow::Result<(f64, f64)> {
     let path = gpubook::paths::library_kernel("bench/vector_add.cu");
@@ -105,28 +205,47 @@ fn numba_times(path: &PathBuf) -> anyhow::Result<Vec<(String, f64)>> {
 
 pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     let (check, fast) = (emulator(Mode::Check)?, emulator(Mode::Fast)?);
+    let threads = fast.emulator().map_or(1, |e| e.config().threads);
+    let native = Native::build(threads)?;
     let numba = a.numba.as_ref().map(numba_times).transpose()?.unwrap_or_default();
     let numba_of = |name: &str| numba.iter().find(|(n, _)| n == name).map(|(_, t)| *t);
+    println!("gpubook emulator on {} ({threads} fast-mode threads, native on as many), median of {} runs", std::env::consts::ARCH, a.reps);
     println!(
-        "gpubook emulator on {} ({} fast-mode threads), median of {} runs",
-        std::env::consts::ARCH,
-        fast.emulator().map_or(1, |e| e.config().threads),
-        a.reps
+        "{:<22} {:>10} {:>10} {:>10} {:>12} {:>13} {:>10} {:>13}",
+        "kernel", "check (s)", "fast (s)", "native (s)", "fast/native", "check/native", "numba (s)", "numba/check"
     );
-    println!("{:<26} {:>12} {:>12} {:>12} {:>14}", "kernel", "check (s)", "fast (s)", "numba (s)", "numba / check");
-    let rows = [
-        ("vector_add", 65_536, vector_add(&check, 65_536, a.reps)?, vector_add(&fast, 65_536, a.reps)?),
-        ("block_sum", 16_384, block_sum(&check, 16_384, a.reps)?, block_sum(&fast, 16_384, a.reps)?),
+    type Bench = fn(&Gpu, usize, usize) -> anyhow::Result<f64>;
+    let rows: [(&str, &str, usize, usize, Bench); 4] = [
+        ("vector_add", "vector_add", 65_536, a.reps, vector_add),
+        ("vector_add", "vector_add", 16 << 20, a.reps.min(3), vector_add),
+        ("block_sum", "block_sum", 16_384, a.reps, block_sum),
+        ("matmul_tiled", "matmul_tiled", 128, a.reps, matmul_tiled),
     ];
-    for (name, n, c, f) in rows {
-        let (nb, ratio) = match numba_of(name) {
-            Some(t) => (format!("{t:.3}"), format!("{:.0}x", t / c)),
+    let mut memory_bound = None;
+    let mut worst_check = 0f64;
+    for (name, kernel, n, reps, bench) in rows {
+        // Check mode at 16M would outlast the watchdog: that row is fast mode's.
+        let c = if n > 65_536 { None } else { Some(bench(&check, n, reps)?) };
+        let f = bench(&fast, n, reps)?;
+        let nat = native.checked(kernel, n, reps, native_checksum(kernel, n))?;
+        let (nb, nb_ratio) = match numba_of(name).filter(|_| n <= 65_536) {
+            Some(t) => (format!("{t:.3}"), c.map_or("-".into(), |c| format!("{:.0}x", t / c))),
             None => ("-".into(), "-".into()),
         };
-        println!("{:<26} {c:>12.5} {f:>12.5} {nb:>12} {ratio:>14}", format!("{name} ({n})"));
+        let (check_s, check_ratio) = c.map_or(("-".into(), "-".into()), |c| (format!("{c:.5}"), ratio(c, nat)));
+        let label = if kernel == "matmul_tiled" { format!("{name} ({n}x{n})") } else { format!("{name} ({n})") };
+        println!("{label:<22} {check_s:>10} {f:>10.5} {nat:>10.5} {:>12} {check_ratio:>13} {nb:>10} {nb_ratio:>13}", ratio(f, nat));
+        if n == 16 << 20 {
+            memory_bound = Some(f / nat);
+        }
+        if let Some(c) = c {
+            worst_check = worst_check.max(c / nat);
+        }
     }
-    let big = vector_add(&fast, 16 << 20, a.reps.min(3))?;
-    println!("{:<26} {:>12} {big:>12.3}", "vector_add (16M)", "-");
+    if let Some(r) = memory_bound {
+        goal("fast mode on the memory-bound vector_add (16M)", r, 3.0);
+    }
+    goal("check mode, every kernel above", worst_check, 30.0);
     let (cold, warm) = compile_times(&check)?;
     println!("compile vector_add.cu: {cold:.3} s cold, {warm:.4} s cached");
     Ok(ExitCode::SUCCESS)

@@ -103,6 +103,13 @@ pub struct Compiler {
     pub worker: PathBuf,
 }
 
+/// The optimisation flags a fast-mode module is compiled with, for a native program that should
+/// be compiled the same way (`gpubook emu-bench`'s baseline): what fast mode costs is then the
+/// emulation, not the compiler's settings.
+pub fn fast_mode_flags() -> Vec<&'static str> {
+    ["-std=c++17", "-fno-exceptions", "-fno-rtti", "-fno-strict-aliasing"].iter().chain(FAST_FLAGS).chain(LOOP_FLAGS).copied().collect()
+}
+
 /// Finds the C++ compiler the emulator would use and builds (or finds in the cache) the worker
 /// with it: what the emulator's first load does, so an error here is exactly the one the
 /// emulator would give (`gpubook doctor` shows it).

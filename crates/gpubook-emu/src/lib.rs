@@ -31,7 +31,7 @@ mod symbolize;
 mod worker;
 
 pub use arena::BufferInfo;
-pub use compile::{Compiler, probe_compiler};
+pub use compile::{Compiler, fast_mode_flags, probe_compiler};
 pub use config::{EmuConfig, Mode};
 pub use counts::{AccessCounts, BufferAccesses, GlobalAccesses, GlobalRequests, SharedAccesses, SharedRequests, ThreadAccesses};
 pub use device::{EmuDevice, EmuInfo, EmuModule, KernelSource, LaunchSpec, LaunchStats};

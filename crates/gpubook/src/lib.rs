@@ -11,6 +11,7 @@
 //! - [`labs`]: programs the chapters measure ([`overlap`], [`chunk_pair`])
 //! - [`ep`]: expert parallelism: a world of ranks, symmetric buffers, modelled links (chapters 12-14)
 //! - [`viz`]: the figures (thread maps, bandwidth, stream timelines, pipeline charts)
+//! - [`launch_spec`]: launches described as text (`gpubook run`, the fidelity suite)
 //! - [`paths`]: where things are; [`testing`]: tests that need a device; [`sync`]: the lock policy
 
 pub mod catalog;
@@ -20,6 +21,7 @@ pub mod grade;
 #[cfg(test)]
 mod import_graph;
 pub mod labs;
+pub mod launch_spec;
 pub mod notebook;
 pub mod paths;
 pub mod progress;

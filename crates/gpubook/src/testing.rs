@@ -38,6 +38,26 @@ pub fn expect_failure(test: &str, words: &[&str], grader: impl FnOnce()) -> Opti
     Some(report)
 }
 
+/// A wrong answer whose bug the emulator's check mode diagnoses (a race, an out-of-bounds or
+/// uninitialised access): there it must fail naming each of `words`. On a GPU the same bug is
+/// undefined behaviour: a failure (any report) or a pass are both possible, and a pass is printed
+/// as a NOTE, never hidden.
+pub fn expect_failure_on_emulator(test: &str, words: &[&str], grader: impl FnOnce()) {
+    let Some(gpu) = device_or_skip(test) else { return };
+    let emulated = gpu.backend() == crate::gpu::BackendKind::Emulator;
+    match crate::grade::report_of(grader) {
+        Some(report) if emulated => {
+            for word in words {
+                assert!(report.contains(word), "{test}: the report should say `{word}`:{report}");
+            }
+            println!("{test}: failed as it should:{report}");
+        }
+        Some(report) => println!("{test}: failed on {} (its effect, not the emulator's diagnosis):{report}", gpu.info().name),
+        None if emulated => panic!("{test}: the grader passed a wrong answer"),
+        None => println!("NOTE {test}: passed on {}: the bug did not show; the emulator's check mode names it", gpu.info().name),
+    }
+}
+
 /// A solution's kernel (`rel` under solutions/kernels/, e.g. "ch03/vector_add.cu") with `edits`
 /// applied, each `(find, replace)` matching exactly once: a wrong answer written as a small
 /// mutation of the solution, so it follows the solution when that changes.

@@ -68,7 +68,7 @@ fn a_buggy_kernel_is_diagnosed_in_check_mode() {
 fn bad_arguments_are_explained() {
     let (ok, out) = gpubook_run(&[&zoo(), "--kernel", "ok_scale", "--mode", "check", "--arg", "f32[10]:sideways"]);
     assert!(!ok);
-    assert!(out.contains("is not zeros, ones, iota, random, uninit or a number"), "{out}");
+    assert!(out.contains("is not zeros, ones, iota, random, uninit, numbers or a .npy file"), "{out}");
 }
 
 fn counts_cu() -> String {
@@ -123,4 +123,106 @@ fn an_os_error_is_said_once() {
     let (ok, out) = gpubook_run(&["/nonexistent/k.cu", "--kernel", "k", "--mode", "check"]);
     assert!(!ok);
     assert_eq!(out.matches("No such file or directory").count(), 1, "{out}");
+}
+
+fn fidelity(name: &str) -> String {
+    gpubook::testing::workspace_file(&format!("crates/gpubook/tests/fidelity/kernels/{name}")).display().to_string()
+}
+
+/// Scan, then add the block sums: three launches on the same buffers, the later ones naming
+/// them with `@`; the result saved as .npy and read back as the input of another run.
+#[test]
+fn launches_in_sequence_share_buffers_and_npy_files_round_trip() {
+    let dir = tempfile::tempdir().unwrap();
+    let saved = dir.path().join("out.npy");
+    let (ok, out) = gpubook_run(&[
+        &fidelity("scan_then_add.cu"),
+        "--mode",
+        "fast",
+        "--kernel",
+        "scan_blocks",
+        "--grid",
+        "8",
+        "--block",
+        "256",
+        "--arg",
+        "i32[2048]:ones",
+        "--arg",
+        "i32[2048]:uninit",
+        "--arg",
+        "i32[8]:uninit",
+        "--then",
+        "scan_sums grid=1 block=8 @sums",
+        "--then",
+        "add_offsets grid=8 block=256 @out @sums",
+        "--save",
+        &format!("out={}", saved.display()),
+    ]);
+    assert!(ok, "{out}");
+    assert!(out.contains("out (int[2048]): 2048 elements: [1, 2, 3, 4, 5, 6, 7, 8, ...] min 1, max 2048"), "{out}");
+    let (ok, out) = gpubook_run(&[
+        &fidelity("index_1d.cu"),
+        "--mode",
+        "fast",
+        "--kernel",
+        "vector_add",
+        "--grid",
+        "8",
+        "--block",
+        "256",
+        "--arg",
+        "f32[2048]:ones",
+        "--arg",
+        &format!("i32[]:{}", saved.display()),
+        "--arg",
+        "f32[2048]",
+        "--arg",
+        "i32=2048",
+    ]);
+    assert!(!ok, "an int .npy is not a float buffer: {out}");
+    assert!(out.contains("points to float") || out.contains("holds float, but int was given"), "{out}");
+    if let Some(v) = numpy_reads(&saved) {
+        assert_eq!(v, "(2048,) int32 1 2048", "numpy reads what gpubook wrote");
+    }
+}
+
+/// numpy's view of an .npy file: shape, dtype, first and last element (None without numpy).
+fn numpy_reads(path: &std::path::Path) -> Option<String> {
+    let code = "import sys, numpy as np; a = np.load(sys.argv[1]); print(a.shape, a.dtype, a.flat[0], a.flat[-1])";
+    let out = Command::new("python3").args(["-c", code]).arg(path).output().ok()?;
+    if !out.status.success() {
+        println!("numpy not available: {}", String::from_utf8_lossy(&out.stderr).lines().last().unwrap_or(""));
+        return None;
+    }
+    Some(String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
+#[test]
+fn vector_buffers_and_a_files_own_script() {
+    let (ok, out) = gpubook_run(&[
+        &fidelity("vector_float4.cu"),
+        "--mode",
+        "check",
+        "--kernel",
+        "twice",
+        "--grid",
+        "2",
+        "--block",
+        "128",
+        "--arg",
+        "float4[256]:iota",
+        "--arg",
+        "float4[256]",
+        "--show",
+        "2",
+    ]);
+    assert!(ok, "{out}");
+    assert!(out.contains("out (float4[256]): 256 elements: [(0.0, 2.0, 4.0, 6.0), (8.0, 10.0, 12.0, 14.0), ...]"), "{out}");
+    // A float4 parameter given a float buffer is refused.
+    let (ok, out) = gpubook_run(&[&fidelity("vector_float4.cu"), "--kernel", "twice", "--arg", "f32[256]", "--arg", "float4[256]"]);
+    assert!(!ok && out.contains("holds float4, but float was given"), "{out}");
+    // No --kernel: the file's `// @launch:` lines, and its expectations checked.
+    let (ok, out) = gpubook_run(&[&fidelity("scan_then_add.cu"), "--mode", "check"]);
+    assert!(ok, "{out}");
+    assert!(out.contains("all 2 expectation(s) of the file met"), "{out}");
 }

@@ -145,8 +145,9 @@ pub const SCAN_THEN_ADD: &str = "scan, then add (3 kernels)";
 pub const REDUCE_THEN_SCAN: &str = "reduce, then scan";
 pub const SCAN_DECOUPLED: &str = "1 pass, decoupled look-back";
 
-/// Elements of a scan tile (kernels/perf/scan.cu's TILE).
-const SCAN_TILE: usize = 4096;
+/// Elements of a scan tile and threads of a tile's block (kernels/perf/scan.cu's TILE, THREADS).
+const SCAN_TILE: usize = 8192;
+const SCAN_THREADS: u32 = 128;
 /// Floats in a gathered row, and columns of the row-sums matrix.
 const ROW: usize = 1024;
 const BINS: usize = 256;
@@ -326,7 +327,7 @@ impl<'g> Bench<'g> {
         let mut y = self.stream.alloc_zeros::<u32>(n)?;
         let n_i = n as i32;
         let tiles = n.div_ceil(SCAN_TILE);
-        let tile_cfg = LaunchConfig { grid_dim: (tiles as u32, 1, 1), block_dim: (BLOCK, 1, 1), shared_mem_bytes: 0 };
+        let tile_cfg = LaunchConfig { grid_dim: (tiles as u32, 1, 1), block_dim: (SCAN_THREADS, 1, 1), shared_mem_bytes: 0 };
         let mut result = Vec::new();
 
         let scan_blocks = self.function("scan.cu", "scan_blocks")?;

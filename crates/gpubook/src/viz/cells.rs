@@ -5,6 +5,11 @@
 use super::style::{Area, DrawResult, HPos, INK, Pos, VPos, text};
 use plotters::prelude::*;
 
+/// The size of the numbers in cells of `px`.
+pub(crate) fn cell_font(px: i32) -> u32 {
+    ((px * 6 / 10) as u32).clamp(super::style::SMALL, super::style::LABEL)
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Mark {
     None,
@@ -37,7 +42,7 @@ impl Grid {
 
     /// Draws the grid with its top-left corner at `(x, y)` and `px`-pixel cells.
     pub fn draw(&self, area: &Area<'_>, x: i32, y: i32, px: i32) -> DrawResult {
-        let font = super::thread_map::cell_font(px);
+        let font = cell_font(px);
         for r in 0..self.rows {
             for c in 0..self.cols {
                 let Some(cell) = self.at(r, c) else { continue };

@@ -252,18 +252,13 @@ fn layout(map: &ThreadMap) -> Grid {
     let px = cell_px(cols);
     let mut cells = cells;
     // Thread numbers only where they fit at a readable size.
-    let fits = |c: &Cell| c.text.as_ref().is_some_and(|t| px >= 18 && style::text_width(t, cell_font(px)) <= px - 2);
+    let fits = |c: &Cell| c.text.as_ref().is_some_and(|t| px >= 18 && style::text_width(t, super::cells::cell_font(px)) <= px - 2);
     for c in cells.iter_mut() {
         if !fits(c) {
             c.text = None;
         }
     }
     Grid { rows, cols, cells }
-}
-
-/// The size of the thread numbers in cells of `px`.
-pub(crate) fn cell_font(px: i32) -> u32 {
-    ((px * 6 / 10) as u32).clamp(style::SMALL, style::LABEL)
 }
 
 /// Element indices along the edges: for an array, the first element of each row (left) and the

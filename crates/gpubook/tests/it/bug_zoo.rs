@@ -257,3 +257,35 @@ fn a_fresh_emulator_reports_reads_of_never_written_memory() {
     let mut out = unsafe { s.alloc::<f32>(n) }.unwrap();
     launch(&gpu, &m, "ok_accumulate", &c, &mut out, &x, n).unwrap();
 }
+
+/// A reduction missing the barrier inside its loop, its read and its write on two lines: the race
+/// report names both lines, the write as where it happened and the read as the other access.
+#[test]
+fn a_race_is_reported_at_the_lines_of_both_accesses() {
+    const SRC: &str = "extern \"C\" __global__ void reduce(float* out, const float* in, int n) {
+    __shared__ float s[128];
+    int t = threadIdx.x;
+    s[t] = t < n ? in[t] : 0.0f;
+    __syncthreads();
+    for (int k = blockDim.x / 2; k > 0; k /= 2) {
+        if (t < k) {
+            float other = s[t + k]; // line 8: the read
+            s[t] += other;          // line 9: the write
+        }
+    }
+    if (t == 0) out[0] = s[0];
+}";
+    let gpu = Gpu::emulated(0, EmuConfig { mode: Mode::Check, ..EmuConfig::from_env() }).expect("the emulator starts");
+    let m = gpu.load_module(Source::text("reduce_race.cu", SRC)).unwrap();
+    let s = gpu.default_stream();
+    let x = s.clone_htod(&input(128)).unwrap();
+    let c = case("reduce_race", DiagClass::Race, "reduce");
+    let mut out = s.alloc_zeros::<f32>(1).unwrap();
+    match launch(&gpu, &m, "reduce", &c, &mut out, &x, 128) {
+        Err(GpuError::Kernel(d)) => {
+            assert_eq!((d.class, d.line), (DiagClass::Race, Some(9)), "{d}");
+            assert!(d.notes.iter().any(|n| n.contains("read") && n.contains("reduce_race.cu:8")), "{d}");
+        }
+        other => panic!("expected a race, got {other:?}"),
+    }
+}

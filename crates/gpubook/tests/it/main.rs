@@ -10,6 +10,7 @@ mod demos_ch04;
 mod demos_ch07_ch09;
 mod demos_ch08;
 mod ep;
+mod fidelity;
 mod notebook;
 mod viz;
 mod wrong;

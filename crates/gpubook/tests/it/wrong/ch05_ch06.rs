@@ -5,27 +5,9 @@
 //! counts accesses; on a GPU, which counts nothing, those tests print a NOTE (the graders say
 //! which check they skipped).
 
-use gpubook::gpu::{BackendKind, BlockResources, Gpu, LaunchConfig, Result, SmLimits, Source};
-use gpubook::grade::{ch05, ch06, report_of};
-use gpubook::testing::{device_or_skip, expect_failure, mutant, with_kernel};
-
-/// Fails naming each of `words` on the emulator; on a GPU, a NOTE when it passes (the check
-/// needs the emulator's counts or its race and bounds checks).
-fn expect_failure_on_emulator(test: &str, words: &[&str], grader: impl FnOnce()) {
-    let Some(gpu) = device_or_skip(test) else { return };
-    match report_of(grader) {
-        Some(report) => {
-            for word in words {
-                assert!(report.contains(word), "{test}: the report should say `{word}`:{report}");
-            }
-            println!("{test}: failed as it should:{report}");
-        }
-        None if gpu.backend() != BackendKind::Emulator => {
-            println!("NOTE {test}: passed on {}: this check needs the emulator", gpu.info().name)
-        }
-        None => panic!("{test}: the grader passed a wrong answer"),
-    }
-}
+use gpubook::gpu::{BlockResources, Gpu, LaunchConfig, Result, SmLimits, Source};
+use gpubook::grade::{ch05, ch06};
+use gpubook::testing::{expect_failure, expect_failure_on_emulator, mutant, with_kernel};
 
 const KERNEL_DOES_THE_WORK: &str = "the kernel does the work";
 

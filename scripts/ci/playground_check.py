@@ -1,0 +1,202 @@
+#!/usr/bin/env python3
+"""The served book's playground in a real browser: what a reader does, checked step by step.
+
+Starts `gpubook book --serve` on a free port, opens chapter 3 in headless Chromium (the same
+chromedriver session as book_check.py) and:
+  1. edits the runnable `scale` listing to write one element past the end, clicks Run, and
+     finds the out-of-bounds diagnostic and line 4 highlighted in the editor;
+  2. reloads the page and finds the edit kept (localStorage);
+  3. clicks Reset, then Run, and finds "ok";
+  4. clicks Check in the vector add exercise box and finds the grader's report on the untouched
+     stub (`gpubook check`'s, so progress is recorded as on the command line);
+  5. takes the barrier out of chapter 4's block reverse, clicks Run, and finds the data race
+     with both of its lines marked.
+
+Usage: playground_check.py [--gpubook target/release/gpubook] [--shots DIR]
+Exit status 0 when every step passes.
+"""
+
+import argparse
+import base64
+import pathlib
+import subprocess
+import sys
+import time
+import urllib.request
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+from book_check import Browser, free_port  # noqa: E402
+
+PAGE = "ch03-spmd/index.html"
+EXERCISE = "ch03-vector-add"
+# The out-of-bounds write: thread 999 writes y[1000], one past the end (line 4 of the listing).
+GOOD_LINE = "y[i] = a * x[i];"
+BAD_LINE = "y[i + 1] = a * x[i];"
+
+
+def wait_for_server(port, proc, limit=600):
+    started = time.time()
+    while time.time() - started < limit:
+        if proc.poll() is not None:
+            sys.exit(f"playground: gpubook book --serve stopped (exit {proc.returncode})")
+        try:
+            urllib.request.urlopen(f"http://127.0.0.1:{port}/{PAGE}", timeout=5).read()
+            return
+        except OSError:
+            time.sleep(0.5)
+    sys.exit("playground: the server did not answer in time")
+
+
+class Page:
+    def __init__(self, browser):
+        self.b = browser
+
+    def js(self, script):
+        return self.b.run(script)
+
+    def click(self, css):
+        found = self.b.s("POST", "/element", {"using": "css selector", "value": css})
+        element = next(iter(found.values()))
+        self.b.s("POST", f"/element/{element}/click", {})
+
+    def shot(self, css, path):
+        """A screenshot of the window with `css` scrolled into view, for a person to look at."""
+        self.js(f"document.querySelector(\"{css}\").scrollIntoView(); return true")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(base64.b64decode(self.b.cdp("Page.captureScreenshot", {"format": "png"})["data"]))
+
+    def wait(self, script, limit, what):
+        """Polls `script` (a JS expression) until it is truthy; returns its value."""
+        started = time.time()
+        while time.time() - started < limit:
+            value = self.js(f"return {script}")
+            if value:
+                return value
+            time.sleep(0.25)
+        sys.exit(f"playground: FAIL: {what} (waited {limit} s); status: {self.js(STATUS)!r}")
+
+
+STATUS = "[...document.querySelectorAll('.gpubook-play-status')].map((s) => s.textContent)"
+LISTING = ".gpubook-play[data-play='scale']"
+
+
+def listing_done(page):
+    return page.wait(
+        f"(() => {{ const s = document.querySelector(\"{LISTING} .gpubook-play-status\").textContent;"
+        " return s && !s.startsWith('running') ? s : null; })()",
+        120,
+        "the run finished",
+    )
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--gpubook", default="target/release/gpubook")
+    ap.add_argument("--shots", type=pathlib.Path, default=pathlib.Path("target/screenshots/playground"))
+    a = ap.parse_args()
+
+    port = free_port()
+    log = open("target/playground-serve.log", "w")
+    server = subprocess.Popen([a.gpubook, "book", "--serve", "--port", str(port)], stdout=log, stderr=subprocess.STDOUT)
+    browser = None
+    try:
+        t0 = time.time()
+        wait_for_server(port, server)
+        print(f"playground: serving on 127.0.0.1:{port} after {time.time() - t0:.1f} s")
+        log.flush()
+        if "ERROR" in pathlib.Path(log.name).read_text():
+            sys.exit(f"playground: FAIL: the served book's build failed, so its pages are stale (see {log.name})")
+        browser = Browser()
+        page = Page(browser)
+        browser.open(f"http://127.0.0.1:{port}/{PAGE}", 1280)
+        page.js("localStorage.clear(); location.reload(); return true")
+        page.wait(f"document.querySelector(\"{LISTING} textarea\")", 30, "the listing became an editor")
+
+        # 1. An out-of-bounds write: the diagnostic, and its line highlighted.
+        src = page.js(f"return document.querySelector(\"{LISTING} textarea\").value")
+        assert GOOD_LINE in src, f"the listing no longer has `{GOOD_LINE}`:\n{src}"
+        line = src.split("\n").index(next(l for l in src.split("\n") if GOOD_LINE in l)) + 1
+        page.js(
+            f"const t = document.querySelector(\"{LISTING} textarea\");"
+            f" t.value = t.value.replace({GOOD_LINE!r}, {BAD_LINE!r});"
+            " t.dispatchEvent(new Event('input')); return true"
+        )
+        t0 = time.time()
+        page.click(f"{LISTING} .gpubook-play-run")
+        status = listing_done(page)
+        out = page.js(f"return document.querySelector(\"{LISTING} .gpubook-play-out\").textContent")
+        marked = page.js(f"return [...document.querySelectorAll(\"{LISTING} .gpubook-play-gutter span.bad\")].map((s) => s.textContent)")
+        shown = page.js(f"return !document.querySelector(\"{LISTING} .gpubook-play-highlight\").hidden")
+        print(f"playground: out-of-bounds run: {status!r} in {time.time() - t0:.1f} s; marked lines {marked}")
+        if status != f"failed at line {line}" or "out of bounds" not in out or "y[1000]" not in out or marked != [str(line)] or not shown:
+            sys.exit(f"playground: FAIL: expected the out-of-bounds write at line {line} highlighted; got {status!r}, {marked}, output:\n{out}")
+        page.shot(LISTING, a.shots / "out-of-bounds.png")
+
+        # 2. The edit is kept across a reload.
+        page.js("location.reload(); return true")
+        kept = page.wait(f"document.querySelector(\"{LISTING} textarea\")?.value", 30, "the editor after a reload")
+        if BAD_LINE not in kept:
+            sys.exit("playground: FAIL: the edit was not kept across a reload")
+        print("playground: the edit is kept across a reload")
+
+        # 3. Reset, Run: ok.
+        page.click(f"{LISTING} .gpubook-play-reset")
+        page.click(f"{LISTING} .gpubook-play-run")
+        status = listing_done(page)
+        out = page.js(f"return document.querySelector(\"{LISTING} .gpubook-play-out\").textContent")
+        print(f"playground: after Reset: {status!r}")
+        if status != "ok" or ": ok" not in out:
+            sys.exit(f"playground: FAIL: the page's own kernel did not run clean: {status!r}\n{out}")
+
+        # 4. Check the (untouched) exercise: its grader's report in the page.
+        box = f"#exercise-{EXERCISE}"
+        t0 = time.time()
+        page.click(f"{box} .gpubook-play-check")
+        status = page.wait(
+            f"(() => {{ const s = document.querySelector('{box} .gpubook-play-status').textContent;"
+            " return s && !s.startsWith('grading') ? s : null; })()",
+            900,
+            "the check finished",
+        )
+        report = page.js(f"return document.querySelector('{box} .gpubook-play-out').textContent")
+        print(f"playground: Check {EXERCISE}: {status!r} in {time.time() - t0:.1f} s")
+        if status != "not yet" or f"{EXERCISE} is not solved yet" not in report:
+            sys.exit(f"playground: FAIL: expected the stub's report; got {status!r}:\n{report}")
+        page.shot(box, a.shots / "check.png")
+
+        # 5. A race: chapter 4's block reverse without its barrier names both lines.
+        race = ".gpubook-play[data-play='reverse_blocks']"
+        browser.open(f"http://127.0.0.1:{port}/ch04-shared-memory/index.html", 1280)
+        page.wait(f"document.querySelector(\"{race} textarea\")", 30, "chapter 4's listing became an editor")
+        page.js(
+            f"const t = document.querySelector(\"{race} textarea\");"
+            " t.value = t.value.split('\\n').filter((l) => !l.includes('__syncthreads()')).join('\\n');"
+            " t.dispatchEvent(new Event('input')); return true"
+        )
+        page.click(f"{race} .gpubook-play-run")
+        status = page.wait(
+            f"(() => {{ const s = document.querySelector(\"{race} .gpubook-play-status\").textContent;"
+            " return s && !s.startsWith('running') ? s : null; })()",
+            120,
+            "the racy run finished",
+        )
+        out = page.js(f"return document.querySelector(\"{race} .gpubook-play-out\").textContent")
+        also = page.js(f"return document.querySelectorAll(\"{race} .gpubook-play-gutter span.also\").length")
+        print(f"playground: without the barrier: {status!r}, {also} more line(s) marked")
+        if "data race" not in out or not status.startswith("failed at line") or also < 1:
+            sys.exit(f"playground: FAIL: expected a data race naming two lines; got {status!r}:\n{out}")
+        page.js(f"document.querySelector(\"{race} .gpubook-play-reset\").click(); return true")
+        page.shot(race, a.shots / "race.png")
+        print("playground: ok")
+    finally:
+        try:
+            if browser:
+                browser.close()
+        finally:
+            server.terminate()
+            server.wait(timeout=30)
+            log.close()
+
+
+if __name__ == "__main__":
+    main()

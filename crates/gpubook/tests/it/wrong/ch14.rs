@@ -90,9 +90,7 @@ fn ring_that_publishes_before_the_row_is_written() {
     }
     // Thread 0 moves the tail without waiting for the other threads' parts of the row.
     let f = ring(&[("__syncthreads(); // every part of the row is written", "")]);
-    expect_failure("ring_that_publishes_before_the_row_is_written", &["data race", "the tail did not yet cover"], || {
-        ch14::channel_ring(f)
-    });
+    expect_failure("ring_that_publishes_before_the_row_is_written", &["data race", "the tail did not yet cover"], || ch14::channel_ring(f));
 }
 
 #[test]
@@ -189,10 +187,10 @@ fn roles_whose_forwarders_read_x_instead_of_the_ring() {
 #[test]
 fn roles_whose_forwarders_serve_the_wrong_gpu() {
     // Every forwarder stores into GPU (index + 1) % gpus, with index's places.
-    let f = roles(&[("recv_x[g][(long long)p * hidden + h]", "recv_x[(g + 1) % gpus][(long long)p * hidden + h]"), (
-        "if (lane == 0) recv_src[g][p] = t;",
-        "if (lane == 0) recv_src[(g + 1) % gpus][p] = t;",
-    )]);
+    let f = roles(&[
+        ("recv_x[g][(long long)p * hidden + h]", "recv_x[(g + 1) % gpus][(long long)p * hidden + h]"),
+        ("if (lane == 0) recv_src[g][p] = t;", "if (lane == 0) recv_src[(g + 1) % gpus][p] = t;"),
+    ]);
     expect_failure("roles_whose_forwarders_serve_the_wrong_gpu", &["forwarder warp w serves one GPU"], || ch14::dispatch_roles(f));
 }
 

@@ -23,7 +23,10 @@ extern "C" __global__ void gemm_tiled(const float* a, const float* b, float* c, 
 // The communication stand-in: each of the grid's blocks (one per SM it holds) copies its slice
 // of src into dst, `rounds` times over, as a channel's SM copies tokens into peers' buffers.
 // Fixed work, not a fixed time: alone and beside the multiply it moves the same bytes.
-extern "C" __global__ void comm_copy(const float4* src, float4* dst, long long n4, int rounds) {
+extern "C" __global__ void comm_copy(const float* src_f, float* dst_f, long long n4, int rounds) {
+    // float4 accesses: 16 bytes a thread, as a channel's copy loops do (the buffers are f32).
+    const float4* src = (const float4*)src_f;
+    float4* dst = (float4*)dst_f;
     long long per = (n4 + gridDim.x - 1) / gridDim.x;
     long long begin = min(n4, (long long)blockIdx.x * per), end = min(n4, begin + per);
     for (int r = 0; r < rounds; ++r) {

@@ -447,7 +447,7 @@ fn run_roles(ctx: &mut super::Ctx, f: &RolesFn<'_>, case: RolesCase) -> Result<(
             // this GPU's forwarder read it.
             let c = (0..channels).find(|&c| channel_range(tokens, channels, c).1 > t).unwrap_or(0);
             let (begin, end) = channel_range(tokens, channels, c);
-            let reused = (begin as i32..end as i32).contains(&got) && got > t as i32 && (got as usize - t) % slots == 0;
+            let reused = (begin as i32..end as i32).contains(&got) && got > t as i32 && (got as usize - t).is_multiple_of(slots);
             let concept = match got {
                 UNSENT => ROLES_TAIL,
                 POISON => ROLES_MISSING,

@@ -105,9 +105,9 @@ pub fn channel_sweep(gpu: &Gpu, cfg: &SweepConfig, channels: &[usize]) -> anyhow
         let mut counters = s.alloc_zeros::<i32>(2 * c)?;
         let warps = cfg.senders.max(g) + 1;
         let launch = LaunchConfig { grid_dim: (2 * c as u32, 1, 1), block_dim: (32 * warps as u32, 1, 1), shared_mem_bytes: 0 };
-        let ms = time_ms(&s, cfg.reps, || {
+        let ms = time_ms(s, cfg.reps, || {
             s.memset_zeros(&mut counters)?;
-            roles_launch(&f, &s, launch, cfg, &x, &place_d, (&mut ring_x, &mut ring_src, &mut counters), recv_x.peers(0), recv_src.peers(0))
+            roles_launch(&f, s, launch, cfg, &x, &place_d, (&mut ring_x, &mut ring_src, &mut counters), recv_x.peers(0), recv_src.peers(0))
         })?;
         // The zeroing of the counters is inside the timed span; it is 8 bytes a channel.
         let got = recv_src.to_host(&world)?;

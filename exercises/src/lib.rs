@@ -33,3 +33,5 @@ pub mod ch11;
 pub mod ch12;
 #[cfg(feature = "ch13")]
 pub mod ch13;
+#[cfg(feature = "ch14")]
+pub mod ch14;

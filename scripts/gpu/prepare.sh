@@ -50,6 +50,7 @@ cp scripts/gpu/run.sh "$out/run.sh"
 { git rev-parse --short HEAD 2>/dev/null || echo unknown; } | tr -d '\n' > "$out/COMMIT"
 git diff --quiet 2>/dev/null || printf -- '-dirty' >> "$out/COMMIT"
 cp scripts/gpu/extra-*.sh "$out/" 2>/dev/null || true
+cp scripts/gpu/two-gpus.sh scripts/gpu/peer_baseline.cu "$out/"
 du -sh "$out"
 mkdir -p gpu-pack
 tar -cf - gpu-bin | xz -T0 -3 > gpu-pack/gpu-bin.tar.xz

@@ -81,7 +81,9 @@ pub fn scan(gpu: &Gpu, x: &[u32]) -> Result<Vec<u32>> {
     scan_on_device(&stream, &block_scan, &add_offsets, &x_d, &mut y_d)?;
     stream.clone_dtoh(&y_d)
     // STUB
-    // todo!("scan each block (block_scan), scan the block totals (the same way: they may fill many blocks), add each block's offset (add_block_offsets)")
+    // todo!(
+    //     "scan each block (block_scan), scan the block totals (the same way: they may fill many blocks), add each block's offset (add_block_offsets)"
+    // )
     // END SOLUTION
 }
 // ANCHOR_END: scan

@@ -1,4 +1,4 @@
-//! The expert-parallel chapters' outputs (12-13):
+//! The expert-parallel chapters' outputs (12-14):
 //!
 //! | marker | makes |
 //! |---|---|
@@ -7,6 +7,7 @@
 //! | `{{#figure moe-timeline nodes=1 gpus=4 tokens=64 hidden=64 experts=16 topk=4 limit=1 channels=4 seed=1}}` | a MoE layer's phases on its world clock |
 //! | `{{#run moe ...same keys...}}` | `gpubook moe run`'s report |
 //! | `{{#run moe-limits nodes=8 gpus=8 experts=256 topk=8 tokens=64 seed=1}}` | traffic per token against the node limit |
+//! | `{{#run channel-sweep channels=1,2,4}}`, `{{#run sm-share k=2,8,20}}` | chapter 14's measurements (`gpubook moe channels`) |
 
 use super::markers::Args;
 use gpubook::ep::moe::{self, MoeConfig};
@@ -116,4 +117,35 @@ pub fn limits_table(a: &Args) -> anyhow::Result<(Made, String)> {
          times at NVLink 160 GB/s and IB 50 GB/s per GPU"
     );
     Ok((Made::Markdown(limit_table(&rows, &LinkModel::DEEPSEEK_V3)), caption))
+}
+
+/// `{{#run channel-sweep channels=1,2,4}}`: chapter 14's warp-roles dispatch against its channels.
+pub fn channel_sweep(a: &Args, gpu: &Gpu) -> anyhow::Result<(Made, String)> {
+    use gpubook::labs::channels::{SweepConfig, channel_sweep, sweep_table};
+    a.only(1, &["channels"])?;
+    let channels = list(a, "channels", "1,2,4,8")?;
+    let cfg = SweepConfig::for_device(gpu);
+    let rows = channel_sweep(gpu, &cfg, &channels)?;
+    let caption = "`gpubook moe channels`: the warp-roles dispatch, every rank on one device (no link modelled), each run \
+                   checked; median of CUDA events on a GPU, the emulator's timeline model otherwise"
+        .to_string();
+    Ok((Made::Text(sweep_table(gpu, &cfg, &rows)), caption))
+}
+
+/// `{{#run sm-share k=2,8,20}}`: a multiply beside a communication kernel on k SMs.
+pub fn sm_share(a: &Args, gpu: &Gpu) -> anyhow::Result<(Made, String)> {
+    use gpubook::labs::channels::{ShareConfig, share_table, sm_share};
+    a.only(1, &["k"])?;
+    let ks = list(a, "k", "2,8,20")?;
+    let cfg = ShareConfig::for_device(gpu);
+    let rows = sm_share(gpu, &cfg, &ks)?;
+    let caption = "`gpubook moe channels`: the multiply alone, beside the copy kernel (its own time), the copy alone, \
+                   both together, and how much of the shorter one the other hid"
+        .to_string();
+    Ok((Made::Text(share_table(gpu, &cfg, &rows)), caption))
+}
+
+fn list(a: &Args, key: &str, default: &str) -> anyhow::Result<Vec<usize>> {
+    let raw: String = a.get(key, default.to_string())?;
+    raw.split(',').map(|v| v.trim().parse().map_err(|_| anyhow::anyhow!("{key}={raw}: a comma-separated list of numbers"))).collect()
 }

@@ -15,7 +15,7 @@
 //! | `{{#run overlap}}` | `gpubook overlap`'s table: how much communication each plan hides |
 //! | `{{#figure streams ping-pong chunks=8 elems=262144}}` (`serial`, `three-streams`) | a chunked copy/compute/copy job in one of chapter 7-8's designs |
 //! | `{{#run streams-bench chunks=8 elems=262144}}` | `gpubook streams-bench`'s tables: designs against their bound, pinned against pageable |
-//! | `moe-routing`, `two-hop`, `moe-timeline` figures; `moe`, `moe-limits` runs | chapters 12-13, see [`super::ep_outputs`] |
+//! | `moe-routing`, `two-hop`, `moe-timeline` figures; `moe`, `moe-limits`, `channel-sweep`, `sm-share` runs | chapters 12-14, see [`super::ep_outputs`] |
 //! | `{{#figure sectors}}` | sectors per warp request against the stride between lanes, counted by the emulator |
 //! | `{{#run bank-conflicts}}` | passes through the banks against a shared tile's padding, counted by the emulator |
 //! | `{{#figure occupancy registers=32,64,128 shared=0}}` | an H200's occupancy against block size, computed from its limits |
@@ -119,7 +119,10 @@ pub fn needs_device(m: &Marker) -> bool {
     matches!(
         (m.name.as_str(), m.args.positional(0)),
         ("figure", Some("thread-map" | "bandwidth" | "timeline" | "chunk-pair" | "streams" | "moe-timeline" | "roofline"))
-            | ("run", Some("device" | "trace" | "overlap" | "streams-bench" | "moe" | "perf-bench" | "roofline"))
+            | (
+                "run",
+                Some("device" | "trace" | "overlap" | "streams-bench" | "moe" | "perf-bench" | "roofline" | "channel-sweep" | "sm-share")
+            )
     )
 }
 
@@ -149,6 +152,8 @@ pub fn produce(m: &Marker, lab: &Lab) -> anyhow::Result<Output> {
         ("figure", "moe-timeline") => ran(lab, |gpu| ep_outputs::moe_timeline(a, gpu)),
         ("run", "moe") => ran(lab, |gpu| ep_outputs::moe_report(a, gpu)),
         ("run", "moe-limits") => computed(ep_outputs::limits_table(a)?),
+        ("run", "channel-sweep") => ran(lab, |gpu| ep_outputs::channel_sweep(a, gpu)),
+        ("run", "sm-share") => ran(lab, |gpu| ep_outputs::sm_share(a, gpu)),
         ("figure", "sectors") => sectors(a),
         ("run", "bank-conflicts") => bank_conflicts(a),
         ("figure", "occupancy") => occupancy(a),
@@ -161,7 +166,7 @@ pub fn produce(m: &Marker, lab: &Lab) -> anyhow::Result<Output> {
              moe-routing, two-hop, moe-timeline, sectors, occupancy, roofline)"
         ),
         _ => bail!(
-            "unknown run `{kind}` (device, trace, pipeline, pipeline-compare, overlap, streams-bench, moe, moe-limits, \
+            "unknown run `{kind}` (device, trace, pipeline, pipeline-compare, overlap, streams-bench, moe, moe-limits, channel-sweep, sm-share, \
              bank-conflicts, perf-bench, roofline, scan-work)"
         ),
     }

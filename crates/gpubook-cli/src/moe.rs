@@ -22,6 +22,19 @@ enum Command {
     Route(RouteArgs),
     /// Gate, dispatch, experts and combine across a world of ranks, against a dense MoE on the host.
     Run(RunArgs),
+    /// Chapter 14's measurements: a channelled dispatch against its number of channels, and a
+    /// matrix multiply beside a communication kernel holding k SMs.
+    Channels(ChannelsArgs),
+}
+
+#[derive(clap::Args)]
+struct ChannelsArgs {
+    /// Channel counts to sweep (two SMs each).
+    #[arg(long, value_delimiter = ',', default_value = "1,2,4,6,8,10,12,16,20,24,32")]
+    channels: Vec<usize>,
+    /// Blocks of the communication kernel beside the multiply (one SM each).
+    #[arg(long, value_delimiter = ',', default_value = "2,4,8,10,16,20,24,32,48")]
+    comm_sms: Vec<usize>,
 }
 
 #[derive(clap::Args)]
@@ -81,6 +94,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     match a.command {
         Command::Route(r) => route(r),
         Command::Run(r) => run_layer(r),
+        Command::Channels(c) => channels(c),
     }
 }
 
@@ -156,4 +170,19 @@ fn run_layer(a: RunArgs) -> anyhow::Result<ExitCode> {
         println!("\nwrote {}", path.display());
     }
     Ok(if ok { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+}
+
+fn channels(a: ChannelsArgs) -> anyhow::Result<ExitCode> {
+    use gpubook::labs::channels::{ShareConfig, SweepConfig, channel_sweep, share_table, sm_share, sweep_table};
+    let gpu = Gpu::new()?;
+    println!("Channels and SMs on {} (every rank on this device: the kernels' speed, no link modelled)", backend_label(&gpu));
+    let sweep = SweepConfig::for_device(&gpu);
+    let rows = channel_sweep(&gpu, &sweep, &a.channels)?;
+    println!("\nThe warp-roles dispatch against its channels (each checked: every token arrived)");
+    print!("{}", sweep_table(&gpu, &sweep, &rows));
+    let share = ShareConfig::for_device(&gpu);
+    let rows = sm_share(&gpu, &share, &a.comm_sms)?;
+    println!("\nA multiply beside a communication kernel on k SMs");
+    print!("{}", share_table(&gpu, &share, &rows));
+    Ok(ExitCode::SUCCESS)
 }

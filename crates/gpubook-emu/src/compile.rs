@@ -290,7 +290,9 @@ pub(crate) fn compile_module(
     // Quoted includes of the learner's file resolve from its own folder first, as with NVRTC.
     // unsupported/ holds stand-ins for CUDA headers the emulator lacks, which say so.
     let mut dirs = vec![rt.dir.clone(), rt.dir.join("unsupported")];
-    dirs.extend(path.parent().map(absolute));
+    // A source given as text has a bare name: its parent is "", and a bare `-I` would swallow
+    // the next flag as its folder.
+    dirs.extend(path.parent().filter(|d| !d.as_os_str().is_empty()).map(absolute));
     dirs.extend(include_dirs.iter().map(|d| absolute(d)));
     flags.extend(dirs.iter().map(|d| format!("-I{}", d.display())));
     flags.extend(["-include".to_string(), "gpubook_device.h".to_string()]);

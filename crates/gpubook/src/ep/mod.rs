@@ -34,5 +34,5 @@ pub use reference::{HostRouting, TrafficCount};
 pub use symmetric::{PeerPtr, Symmetric};
 pub use timeline::{Phase, RankPhase, WorldTimeline};
 pub use topology::{ShapeError, Topology};
-pub use types::{Layout, MoeShape, RankTokens, RdmaBuffers, Received, Routing};
-pub use world::{Rank, World};
+pub use types::{ChannelConfig, Incoming, Layout, MoeShape, RankTokens, RdmaBuffers, Received, Rings, Routing};
+pub use world::{DEVICES_VAR, Rank, World, devices_from_env, spread_devices};

@@ -70,3 +70,34 @@ pub struct RdmaBuffers {
     /// `[nodes]`: messages received from each node, zeroed before the dispatch.
     pub count: super::Symmetric<i32>,
 }
+
+/// How a communication kernel's channels are set up (chapter 14): `channels` channels of two
+/// blocks each, every channel with a ring of `slots` token rows; the sender side publishes its
+/// tail `chunk` tokens at a time, and has `senders` sender warps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ChannelConfig {
+    pub channels: usize,
+    pub slots: usize,
+    pub chunk: usize,
+    pub senders: usize,
+}
+
+/// Every channel's ring, on the GPU that receives (chapter 14).
+pub struct Rings {
+    /// `[channels × slots × hidden]`: the token rows.
+    pub x: DeviceSlice<f32>,
+    /// `[channels × slots]`: the token each slot holds.
+    pub src: DeviceSlice<i32>,
+    /// `[channels × 2]`: each ring's head (tokens read) and tail (tokens written), zeroed.
+    pub counters: DeviceSlice<i32>,
+}
+
+/// The tokens that arrive at a node's forwarding GPU, and where each one goes (chapter 14).
+pub struct Incoming {
+    /// `[tokens × hidden]`.
+    pub x: DeviceSlice<f32>,
+    /// `[tokens × gpus_per_node]`: the token's row in each GPU's receive buffer, or -1.
+    pub place: DeviceSlice<i32>,
+    pub tokens: usize,
+    pub hidden: usize,
+}

@@ -210,6 +210,33 @@ impl World {
     }
 }
 
+/// How many devices the expert-parallel graders and `gpubook moe run` spread a world over when
+/// not told otherwise: `GPUBOOK_EP_DEVICES` (default 1, every rank on one device). The two-GPU
+/// script sets it to 2.
+pub const DEVICES_VAR: &str = "GPUBOOK_EP_DEVICES";
+
+/// `GPUBOOK_EP_DEVICES`, or 1.
+pub fn devices_from_env() -> usize {
+    std::env::var(DEVICES_VAR).ok().and_then(|v| v.trim().parse().ok()).filter(|&n| n >= 1).unwrap_or(1)
+}
+
+/// `n` devices for [`World::spread`], `first` among them: on CUDA, devices 0, 1, ... n - 1,
+/// wrapping onto the GPUs there are (with one GPU, several handles on it: separate `Gpu`s with
+/// their own streams and traces over one memory, which is the several-device code path on one
+/// device); on the emulator, `first` n times (its devices do not share memory). New handles
+/// start with the default settings (no poison, no digests): set them as `first` has them.
+pub fn spread_devices(first: &Gpu, n: usize) -> Result<Vec<Gpu>> {
+    let mut gpus = vec![first.clone()];
+    let count = if first.backend() == BackendKind::Cuda { Gpu::device_count()?.max(1) } else { 1 };
+    for i in 1..n.max(1) {
+        gpus.push(match first.backend() {
+            BackendKind::Cuda => Gpu::with_ordinal((first.ordinal() + i) % count)?,
+            BackendKind::Emulator => first.clone(),
+        });
+    }
+    Ok(gpus)
+}
+
 /// The emulator's devices do not share memory: a store from a kernel on one into another's
 /// buffer would land nowhere. Refuse such a world up front.
 fn check_shared_memory(gpus: &[Gpu]) -> Result<()> {

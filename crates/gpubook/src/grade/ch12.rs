@@ -33,9 +33,37 @@ pub(crate) fn no_host_copies(trace: &Trace, what: &str, input: &str) -> Result<(
     Ok(())
 }
 
-/// The launches of `kernel` in `trace`, by index.
-fn launches_of(trace: &Trace, kernel: &str) -> Vec<usize> {
-    trace.ops.iter().filter(|o| matches!(&o.kind, OpKind::Launch { kernel: k, .. } if k == kernel)).map(|o| o.index).collect()
+/// The world a grader runs an exchange on: every rank on the grader's device, or spread over
+/// `GPUBOOK_EP_DEVICES` devices (the two-GPU run; with one GPU, several handles on it), each
+/// poisoning and digesting as the grader's device does.
+pub(crate) fn grading_world(ctx: &super::Ctx, topo: Topology) -> Result<World> {
+    let gpus = crate::ep::spread_devices(&ctx.gpu, crate::ep::devices_from_env())?;
+    for g in &gpus[1..] {
+        g.set_poison(true);
+        g.set_content_digests(true);
+    }
+    World::spread(&gpus, topo)
+}
+
+/// The distinct devices of `world`, in slot order.
+fn world_devices(world: &World) -> Vec<&Gpu> {
+    let mut seen: Vec<&Gpu> = Vec::new();
+    for g in world.devices() {
+        if !seen.iter().any(|s| s.is_same_device(g)) {
+            seen.push(g);
+        }
+    }
+    seen
+}
+
+/// Clears the trace of every device of `world` (before the answer runs).
+pub(crate) fn clear_world_traces(world: &World) -> Result<()> {
+    world_devices(world).into_iter().try_for_each(Gpu::clear_trace)
+}
+
+/// The trace of every device of `world`, in slot order.
+pub(crate) fn world_traces(world: &World) -> Result<Vec<Trace>> {
+    world_devices(world).into_iter().map(Gpu::trace).collect()
 }
 
 /// Requires `kernel` to have been launched; returns its launch ops.
@@ -54,17 +82,41 @@ pub(crate) fn launched<'t>(trace: &'t Trace, kernel: &str, input: &str) -> Resul
     Ok(ops)
 }
 
-/// Requires a world barrier between the last launch of `before` and the first of `after`: a
-/// kernel that reads what other ranks' kernels stored must wait for all of them.
-pub(crate) fn barrier_between(world: &World, trace: &Trace, before: &str, after: &str, input: &str) -> Result<(), Failure> {
-    let (a, b) = (launches_of(trace, before), launches_of(trace, after));
+/// Requires `kernel` to have been launched on some device of the world.
+pub(crate) fn launched_anywhere(traces: &[Trace], kernel: &str, input: &str) -> Result<(), Failure> {
+    match traces.iter().find(|t| launched(t, kernel, input).is_ok()) {
+        Some(_) => Ok(()),
+        None => launched(traces.first().unwrap_or(&Trace { ops: Vec::new() }), kernel, input).map(|_| ()),
+    }
+}
+
+/// The epoch (barriers passed since the traces were cleared) of every launch of `kernel` on
+/// `gpu`, whose trace is `trace`: each world barrier leaves one event record on the barrier
+/// stream of each of the device's slots.
+fn epochs_of(world: &World, gpu: &Gpu, trace: &Trace, kernel: &str) -> Vec<usize> {
+    let slots: Vec<usize> = (0..world.slot_count()).filter(|&s| world.slot_gpu(s).is_same_device(gpu)).collect();
+    let marks: Vec<u32> = slots.iter().map(|&s| world.barrier_stream(s)).collect();
+    let mut seen = 0;
+    let mut epochs = Vec::new();
+    for o in &trace.ops {
+        match &o.kind {
+            OpKind::RecordEvent if marks.contains(&o.stream) => seen += 1,
+            OpKind::Launch { kernel: k, .. } if k == kernel => epochs.push(seen / slots.len().max(1)),
+            _ => {}
+        }
+    }
+    epochs
+}
+
+/// Requires a world barrier between the last launch of `before` and the first of `after`, on
+/// whichever devices they ran: a kernel that reads what other ranks' kernels stored must wait
+/// for all of them. `traces` are the world's, cleared together before the answer ran.
+pub(crate) fn barrier_between(world: &World, traces: &[Trace], before: &str, after: &str, input: &str) -> Result<(), Failure> {
+    let devices = world_devices(world);
+    let epochs = |kernel: &str| -> Vec<usize> { devices.iter().zip(traces).flat_map(|(g, t)| epochs_of(world, g, t, kernel)).collect() };
+    let (a, b) = (epochs(before), epochs(after));
     let (Some(&last_a), Some(&first_b)) = (a.iter().max(), b.iter().min()) else { return Ok(()) };
-    let marks: Vec<u32> = (0..world.slot_count()).map(|s| world.barrier_stream(s)).collect();
-    let barrier = trace
-        .ops
-        .iter()
-        .any(|o| o.index > last_a && o.index < first_b && matches!(o.kind, OpKind::RecordEvent) && marks.contains(&o.stream));
-    if barrier {
+    if last_a < first_b {
         return Ok(());
     }
     Err(Failure::new(format!("no world barrier between the last `{before}` and the first `{after}`"))
@@ -661,7 +713,7 @@ pub fn dispatch(f: impl Fn(&World, &MoeShape, &[RankTokens], &[Layout], &mut Sym
             let (ranks, tokens, hidden, experts, topk, _) = c;
             let input = case_input(&c);
             let shape = MoeShape { tokens, hidden, experts, topk };
-            let world = World::new(&ctx.gpu, Topology::single_node(ranks).expect("a valid topology")).map_err(Failure::from)?;
+            let world = grading_world(ctx, Topology::single_node(ranks).expect("a valid topology")).map_err(Failure::from)?;
             let xs: Vec<Vec<f32>> = (0..ranks).map(|_| ctx.rng.vec_f32(tokens * hidden, -1.0, 1.0)).collect();
             let (idx, w): (Vec<Vec<i32>>, Vec<Vec<f32>>) = (0..ranks).map(|_| random_routing(&mut ctx.rng, tokens, experts, topk)).unzip();
             let slots = host_slots(&idx, tokens, topk, experts, ranks);
@@ -673,14 +725,16 @@ pub fn dispatch(f: impl Fn(&World, &MoeShape, &[RankTokens], &[Layout], &mut Sym
                 unsafe { Symmetric::<i32>::alloc(&world, ranks * ranks, "per_rank_buffer") }.map_err(Failure::from)?;
             let mut recv = alloc_received(&world, cap, &shape).map_err(Failure::from)?;
             world.synchronize().map_err(Failure::from)?;
-            ctx.gpu.clear_trace().map_err(Failure::from)?;
+            clear_world_traces(&world).map_err(Failure::from)?;
             ctx.call_explained(&input, &DISPATCH_EXPLAIN, || f(&world, &shape, &rank_tokens, &layouts, &mut per_rank_buffer, &mut recv))?;
             world.synchronize().map_err(Failure::from)?;
-            let trace = ctx.gpu.trace().map_err(Failure::from)?;
-            no_host_copies(&trace, "the dispatch", &input)?;
-            launched(&trace, "notify_dispatch", &input)?;
-            launched(&trace, "dispatch", &input)?;
-            barrier_between(&world, &trace, "notify_dispatch", "dispatch", &input)?;
+            let traces = world_traces(&world).map_err(Failure::from)?;
+            for trace in &traces {
+                no_host_copies(trace, "the dispatch", &input)?;
+            }
+            launched_anywhere(&traces, "notify_dispatch", &input)?;
+            launched_anywhere(&traces, "dispatch", &input)?;
+            barrier_between(&world, &traces, "notify_dispatch", "dispatch", &input)?;
             let want_matrix = count_matrix(&idx, &shape, ranks);
             for (d, got) in per_rank_buffer.to_host(&world).map_err(Failure::from)?.iter().enumerate() {
                 check_values(&format!("per_rank_buffer on rank {d}"), got, &want_matrix, Some(-1)).map_err(|f| {
@@ -738,7 +792,7 @@ pub fn combine(
             let (ranks, tokens, hidden, experts, topk, _) = c;
             let input = case_input(&c);
             let shape = MoeShape { tokens, hidden, experts, topk };
-            let world = World::new(&ctx.gpu, Topology::single_node(ranks).expect("a valid topology")).map_err(Failure::from)?;
+            let world = grading_world(ctx, Topology::single_node(ranks).expect("a valid topology")).map_err(Failure::from)?;
             let ffn = (hidden / 2).max(1);
             let weights = crate::ep::reference::Experts::random(experts, hidden, ffn, &mut ctx.rng);
             let xs: Vec<Vec<f32>> = (0..ranks).map(|_| ctx.rng.vec_f32(tokens * hidden, -1.0, 1.0)).collect();
@@ -787,17 +841,19 @@ pub fn combine(
                 outs.push(o);
             }
             world.synchronize().map_err(Failure::from)?;
-            ctx.gpu.clear_trace().map_err(Failure::from)?;
+            clear_world_traces(&world).map_err(Failure::from)?;
             ctx.call_explained(&input, &COMBINE_EXPLAIN, || {
                 f(&world, &shape, &layouts, &recv, &num_recv, &expert_out, &mut combine_buf, &mut outs)
             })?;
             world.synchronize().map_err(Failure::from)?;
-            let trace = ctx.gpu.trace().map_err(Failure::from)?;
-            no_host_copies(&trace, "the combine", &input)?;
-            launched(&trace, "combine_reduce", &input)?;
+            let traces = world_traces(&world).map_err(Failure::from)?;
+            for trace in &traces {
+                no_host_copies(trace, "the combine", &input)?;
+            }
+            launched_anywhere(&traces, "combine_reduce", &input)?;
             if num_recv.iter().any(|&n| n > 0) {
-                launched(&trace, "combine", &input)?;
-                barrier_between(&world, &trace, "combine", "combine_reduce", &input)?;
+                launched_anywhere(&traces, "combine", &input)?;
+                barrier_between(&world, &traces, "combine", "combine_reduce", &input)?;
             }
             for r in 0..ranks {
                 let got = world.rank(r).stream().clone_dtoh(&outs[r]).map_err(Failure::from)?;

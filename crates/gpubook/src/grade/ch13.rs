@@ -5,8 +5,8 @@
 //! to the rank with the sender's own index. The traffic count is compared with the host's.
 
 use super::ch12::{
-    GateVariant, alloc_received, barrier_between, check_received, count_matrix, grade_gate, host_layout, host_slots, launched,
-    no_host_copies, upload_layouts, upload_tokens,
+    GateVariant, alloc_received, barrier_between, check_received, clear_world_traces, count_matrix, grade_gate, grading_world, host_layout,
+    host_slots, launched_anywhere, no_host_copies, upload_layouts, upload_tokens, world_traces,
 };
 use super::explain::Explain;
 use super::{Failure, grade};
@@ -85,7 +85,7 @@ pub fn two_hop(f: impl Fn(&World, &MoeShape, &[RankTokens], &[Layout], &Symmetri
                 if tokens == 1 { "" } else { "s" }
             );
             let shape = MoeShape { tokens, hidden, experts, topk };
-            let world = World::new(&ctx.gpu, topo).map_err(Failure::from)?;
+            let world = grading_world(ctx, topo).map_err(Failure::from)?;
             let xs: Vec<Vec<f32>> = (0..ranks).map(|_| ctx.rng.vec_f32(tokens * hidden, -1.0, 1.0)).collect();
             let (idx, w): (Vec<Vec<i32>>, Vec<Vec<f32>>) =
                 (0..ranks).map(|_| super::ch12::random_routing(&mut ctx.rng, tokens, experts, topk)).unzip();
@@ -110,16 +110,18 @@ pub fn two_hop(f: impl Fn(&World, &MoeShape, &[RankTokens], &[Layout], &Symmetri
             };
             let mut recv = alloc_received(&world, cap, &shape).map_err(Failure::from)?;
             world.synchronize().map_err(Failure::from)?;
-            ctx.gpu.clear_trace().map_err(Failure::from)?;
+            clear_world_traces(&world).map_err(Failure::from)?;
             ctx.call_explained(&input, &TWO_HOP_EXPLAIN, || {
                 f(&world, &shape, &rank_tokens, &layouts, &per_rank_buffer, &mut rdma, &mut recv)
             })?;
             world.synchronize().map_err(Failure::from)?;
-            let trace = ctx.gpu.trace().map_err(Failure::from)?;
-            no_host_copies(&trace, "the dispatch", &input)?;
-            launched(&trace, "dispatch_rdma", &input)?;
-            launched(&trace, "dispatch_forward", &input)?;
-            barrier_between(&world, &trace, "dispatch_rdma", "dispatch_forward", &input)?;
+            let traces = world_traces(&world).map_err(Failure::from)?;
+            for trace in &traces {
+                no_host_copies(trace, "the dispatch", &input)?;
+            }
+            launched_anywhere(&traces, "dispatch_rdma", &input)?;
+            launched_anywhere(&traces, "dispatch_forward", &input)?;
+            barrier_between(&world, &traces, "dispatch_rdma", "dispatch_forward", &input)?;
             check_first_hop(&world, &rdma, topo, &idx, &shape, &input)?;
             check_received(&world, &recv, &slots, &shape, &xs, &idx, &w, &input)?;
         }

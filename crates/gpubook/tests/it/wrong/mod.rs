@@ -8,6 +8,7 @@ mod ch05_ch06;
 mod ch07_ch09;
 mod ch10_ch11;
 mod ch12_ch13;
+mod ch14;
 mod concepts_ch07_ch11;
 mod host_answers;
 mod skipped_concepts;

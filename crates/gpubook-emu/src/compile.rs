@@ -71,7 +71,9 @@ const CHECK_FLAGS_CLANG: &[&str] = &[
 const FAST_FLAGS: &[&str] = &["-O2", "-DGPUBOOK_FAST=1"];
 /// For both modes.
 const LOOP_FLAGS: &[&str] = &["-fno-finite-loops"];
-const LINK_FLAGS: &[&str] = &["-nodefaultlibs", "-lgcc"];
+/// `-lm`: a module that calls `sqrt` or `logf` needs libm itself; the worker may not have it
+/// loaded (a linker with --as-needed drops it, as Ubuntu 24.04's g++ 13 did on the H200).
+const LINK_FLAGS: &[&str] = &["-nodefaultlibs", "-lgcc", "-lm"];
 
 /// How much of the compiler's output a compile error carries.
 const LOG_LINES: usize = 40;

@@ -441,10 +441,9 @@ impl BackendModule for CudaKernels {
                 }
             }
             // A kernel the parser did not see (made by a macro) may still be there by its name.
-            Err(e @ KernelLookupError::NotFound { .. }) => self
-                .module
-                .load_function(name)
-                .map_err(|_| GpuError::KernelName { file: self.source.path.clone(), message: e.to_string() })?,
+            Err(KernelLookupError::NotFound { available, .. }) => self.module.load_function(name).map_err(|_| {
+                GpuError::KernelNotFound { name: name.into(), file: self.source.path.clone(), available: available.join(", ") }
+            })?,
             Err(e) => return Err(GpuError::KernelName { file: self.source.path.clone(), message: e.to_string() }),
         };
         Ok(Arc::new(f))

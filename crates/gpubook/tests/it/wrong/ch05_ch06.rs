@@ -313,14 +313,15 @@ fn scan_by_the_library() {
             let f = gpu.load_module(Source::library("perf/scan.cu"))?.load_function("scan_decoupled")?;
             let stream = gpu.default_stream();
             let n = x.len();
-            let tiles = n.div_ceil(4096).max(1);
+            // kernels/perf/scan.cu's tiles: 8192 values, 128 threads.
+            let tiles = n.div_ceil(8192).max(1);
             let x_d = stream.clone_htod(x)?;
             let mut y = stream.alloc_zeros::<u32>(n)?;
             let mut status = stream.alloc_zeros::<u64>(tiles + 1)?;
             let n_i = n as i32;
             let mut l = stream.launch_builder(&f);
             l.arg(&x_d).arg(&mut y).arg(&mut status).arg(&n_i);
-            unsafe { l.launch(LaunchConfig { grid_dim: (tiles as u32, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 }) }?;
+            unsafe { l.launch(LaunchConfig { grid_dim: (tiles as u32, 1, 1), block_dim: (128, 1, 1), shared_mem_bytes: 0 }) }?;
             stream.clone_dtoh(&y)
         })
     });

@@ -28,11 +28,11 @@ def main() -> None:
     out = test_output()
     rows, notes = [], []
     # "<test>: failed as it should:" then the report; its first line names the exercise.
-    for m in re.finditer(r"^(\w+): failed as it should:\s*\n?(.*)$", out, re.M):
+    for m in re.finditer(r"^[.\s]*(\w+): failed as it should:[ \t]*\n?(.*)$", out, re.M):
         test, first = m.group(1), m.group(2).strip()
         ex = re.search(r"\b(ch\d\d-[\w-]+)", first)
         rows.append((ex.group(1) if ex else "?", test.replace("_", " "), first))
-    for m in re.finditer(r"^NOTE (\w+): (.*)$", out, re.M):
+    for m in re.finditer(r"^[.\s]*NOTE (\w+): (.*)$", out, re.M):
         notes.append((m.group(1), m.group(2)))
     rows.sort()
     lines = [

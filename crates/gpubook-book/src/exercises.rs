@@ -123,10 +123,18 @@ pub fn render(e: &Exercise, x: &Extras) -> String {
             wrap::preformatted_html(report, wrap::Lang::Text, wrap::BOX_COLUMNS)
         );
     }
+    // Every hint but the last: the last one spells out the code, which is the answer, and the
+    // page never prints an answer; `gpubook hint` gives it to a learner who asks three times.
     let n = e.hints.len();
-    for (i, hint) in e.hints.iter().enumerate() {
+    for (i, hint) in e.hints.iter().enumerate().take(n.saturating_sub(1)) {
         let hint = escape_outside_code(hint);
         out += &format!("<details class=\"gpubook-hint\"><summary>Hint {} of {n}</summary>\n\n{hint}\n\n</details>\n", i + 1);
+    }
+    if n > 0 {
+        out += &format!(
+            "<p class=\"gpubook-hint-last\">Hint {n} of {n}, which shows the code: <code>gpubook hint {}</code> after the others.</p>\n",
+            esc(&e.id)
+        );
     }
     // The served book puts a Check button and the report here (src/playground.rs).
     out += &format!("<div class=\"gpubook-check\" data-check=\"{}\"></div>\n", esc(&e.id));
@@ -204,6 +212,8 @@ mod tests {
         assert!(html.contains("cargo test -p exercises --test ch03 vector_add"));
         assert!(html.contains("<summary>Hint 1 of 2</summary>\n\nUse `if (i < n)`.\n\n</details>"));
         assert!(html.contains("the boundary guard"));
-        assert!(html.contains("Then alloc_zeros::&lt;f32&gt;(n) &amp; `Vec<f32>`."));
+        // The last hint spells out the code: only `gpubook hint` gives it.
+        assert!(!html.contains("alloc_zeros"), "{html}");
+        assert!(html.contains("Hint 2 of 2, which shows the code: <code>gpubook hint ch03-vector-add</code>"));
     }
 }

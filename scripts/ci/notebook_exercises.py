@@ -45,11 +45,13 @@ from run_notebooks import output_text, run  # noqa: E402
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 TAG = "gpubook_exercise"
-# The notebooks whose exercises CI also runs filled in from solutions/: each solved run is a fresh
-# kernel that compiles every exercise cell (about a minute per notebook on CI's 2 cores), so CI
-# solves two chapters, one of host code and kernels (ch03) and one of helpers and types outside
-# the anchors (ch09); GPUBOOK_NB_SOLVE_ALL=1 solves all 14.
-SOLVED_IN_CI = {"ch03-spmd", "ch09-zero-copy"}
+# The notebooks whose exercises CI also runs filled in from solutions/. Each solved run is a fresh
+# kernel (gpubook loaded, the setup and every exercise cell compiled: minutes on CI's 2 cores), and
+# the stubs of all 40 exercises already add minutes to the run, so CI solves one chapter: ch09,
+# whose exercises need what the generator must get right (kernels, a type and a helper given
+# outside the functions, two answers graded together). GPUBOOK_NB_SOLVE_ALL=1 solves all 14;
+# --prove proves all 14 without the demonstrations.
+SOLVED_IN_CI = {"ch09-zero-copy"}
 ITEM = re.compile(r"^(?:pub(?:\([a-z]+\))? )?(?:fn|const|static|struct|enum|type|trait|mod) (\w+)")
 IMPL = re.compile(r"^impl(?:<[^>]*>)? (?:[\w:]+(?:<[^>]*>)? for )?(\w+)")
 

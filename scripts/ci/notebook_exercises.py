@@ -12,6 +12,9 @@ into its top-level items:
   with the file's `use` lines, in one cell before the exercises.
 A kernel file loaded with `kernel!("chNN/x.cu")` becomes a string constant `X_CU` (in a cell of
 its own, before the first cell that loads it) and the call `Source::text("x.cu", X_CU)`.
+Items, not the book's anchors, because the anchors follow the book's prose, not the exercises:
+ch04's `reductions` holds two exercises, ch09's combine exercise spans two anchors and a type
+outside both, and ch08's and ch14's kernel-only exercises have none.
 
   --update NOTEBOOK...   write (or refresh) the exercise cells into the notebooks
   --check NOTEBOOK...    CI, after scripts/ci/notebooks.sh ran the notebooks into target/notebooks:
@@ -23,6 +26,9 @@ its own, before the first cell that loads it) and the call `Source::text("x.cu",
                             exercise cells only) run in a course of their own (GPUBOOK_ROOT), each
                             check cell shows "passed", and the course's progress record says
                             passed: a notebook's pass counts like any other.
+  --prove NOTEBOOK...    without the demonstrations, one kernel per notebook: the setup cells, the
+                         exercise cells as they are (each check must fail with its report), then
+                         filled in from solutions/ (each must pass and be recorded)
   --list                 the cells each notebook gets, by part (for a person to look at)
 """
 

@@ -24,6 +24,8 @@ fn the_pair_with_a_communication_kernel_computes_the_right_values_on_its_sms() {
     let Some(gpu) = device_or_skip("the_pair_with_a_communication_kernel_computes_the_right_values_on_its_sms") else {
         return;
     };
+    // Reference code runs here: a grader tested beside this one must not take it for its answer's.
+    gpubook::reference::grader_thread();
     let all = gpu.info().multiprocessors;
     let comm = Comm::kernel(&gpu, 2).unwrap();
     assert_eq!(comm, Comm::Kernel { sms: 2, compute_sms: all - 2 });
@@ -50,6 +52,8 @@ fn the_sweep_over_the_communication_sms_adds_up() {
     let Some(gpu) = device_or_skip("the_sweep_over_the_communication_sms_adds_up") else {
         return;
     };
+    // Reference code runs here: a grader tested beside this one must not take it for its answer's.
+    gpubook::reference::grader_thread();
     let rows = comm_sweep(&gpu, 4096, 1, &[1, 3], 1).unwrap();
     let comms: Vec<Comm> = rows.iter().map(|r| r.comm).collect();
     let all = gpu.info().multiprocessors;

@@ -25,7 +25,7 @@ fn the_communication_kernel_sweep_prints_a_row_for_each_k_and_explains_hidden() 
     assert_eq!(percents.len(), 3, "{out}");
     assert!(percents.iter().all(|p| (0.0..=100.0).contains(p)), "{percents:?}");
     if out.contains("emulator") {
-        assert!(out.contains("runs one kernel at a time"), "the emulator's rows say what they show: {out}");
+        assert!(out.contains("show the code path, not the effect"), "the emulator's rows say what they show: {out}");
     }
 }
 

@@ -340,7 +340,7 @@ fn whole_sm_launches(
     sms: u32,
     compute_sms: u32,
 ) -> Result<(LaunchConfig, Option<(Function, LaunchConfig)>)> {
-    if n % 4 != 0 || sms == 0 || compute_sms == 0 {
+    if !n.is_multiple_of(4) || sms == 0 || compute_sms == 0 {
         return Err(GpuError::Size(format!(
             "the communication kernel copies float4s and the pair needs SMs on both sides: \
              {n} elements (a multiple of 4, please), {sms} SMs for it, {compute_sms} for the computation"

@@ -66,12 +66,12 @@ fn time_ms(s: &Stream, reps: usize, mut f: impl FnMut() -> Result<()>) -> Result
     Ok(ms[ms.len() / 2])
 }
 
-/// The warp-roles dispatch (kernels/ep/channel_roles.cu) at each channel count of `channels`.
+/// The warp-roles dispatch (chapter 14's solution, solutions/kernels/ch14/warp_roles.cu) at each channel count of `channels`.
 pub fn channel_sweep(gpu: &Gpu, cfg: &SweepConfig, channels: &[usize]) -> anyhow::Result<Vec<SweepRow>> {
     crate::reference::called("labs::channels::channel_sweep");
     let sms = gpu.info().multiprocessors as usize;
     let world = World::new(gpu, Topology::single_node(cfg.gpus)?)?;
-    let f = gpu.load_module(Source::library("ep/channel_roles.cu"))?.load_function("dispatch_roles")?;
+    let f = gpu.load_module(Source::solution("ch14/warp_roles.cu"))?.load_function("dispatch_roles")?;
     let mut rng = Rng::new(14);
     let (t, h, g) = (cfg.tokens, cfg.hidden, cfg.gpus);
     let mut place = vec![-1i32; t * g];

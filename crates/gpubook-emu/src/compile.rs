@@ -68,7 +68,9 @@ const CHECK_FLAGS_CLANG: &[&str] = &[
 ];
 /// Fast mode keeps every loop (C++ lets a compiler assume a loop without side effects ends,
 /// which would turn a kernel's infinite loop into "ok"): the watchdog then reports it.
-const FAST_FLAGS: &[&str] = &["-O2", "-DGPUBOOK_FAST=1"];
+/// `-fno-semantic-interposition` lets g++ inline a kernel (an exported function of a shared
+/// object) into the module's block loop (device/kernel_export.h), as a native build would.
+const FAST_FLAGS: &[&str] = &["-O2", "-fno-semantic-interposition", "-DGPUBOOK_FAST=1"];
 /// For both modes.
 const LOOP_FLAGS: &[&str] = &["-fno-finite-loops"];
 /// `-lm`: a module that calls `sqrt` or `logf` needs libm itself; the worker may not have it

@@ -298,3 +298,47 @@ fn stack_overflows_and_assertions_are_diagnosed() {
         assert_eq!(d.thread, Some([3, 0, 0]), "{mode}");
     }
 }
+
+/// Fast mode's block loop (DESIGN.md, "Modes") hands over to fibers at the first thread that
+/// calls a barrier or warp function; the results and diagnostics are those of check mode.
+#[test]
+fn a_block_loop_ended_part_way_gives_the_same_results_in_both_modes() {
+    let dev = device();
+    let module = dev.load_module(&kernel("block_loop.cu")).unwrap();
+    let n = 4 * 64;
+    let data: Vec<f32> = (0..n).map(|i| i as f32).collect();
+    let din = upload(&dev, "in", &data);
+    for mode in [Mode::Check, Mode::Fast] {
+        let out = dev.alloc(n * 4, 4, "out").unwrap();
+        dev.launch(&module, "barrier_in_last_block", &spec(4, 64, 0, mode), &[arg(din), arg(out)]).unwrap();
+        let got = download(&dev, out, n);
+        let want: Vec<f32> = (0..n).map(|i| if i < 192 { i as f32 } else { (192 + 255 - i) as f32 }).collect();
+        assert_eq!(got, want, "barrier_in_last_block, {mode}");
+
+        dev.launch(&module, "shuffle_after_warp_zero", &spec(4, 64, 0, mode), &[arg(din), arg(out)]).unwrap();
+        let got = download(&dev, out, n);
+        for i in 0..n {
+            let (t, warp_base) = (i % 64, i - i % 32);
+            let want = match t {
+                0..=31 => i as f32 + 1.0,
+                32 => (warp_base..warp_base + 32).map(|j| j as f32).sum(),
+                _ => 0.0,
+            };
+            assert_eq!(got[i], want, "shuffle_after_warp_zero[{i}], {mode}");
+        }
+
+        // The emulator runs lanes one after another: lane 16 sees lanes 0..15 gone, lane 17 sees
+        // lane 16 gone too (on a GPU they would all see 0xffff0000).
+        dev.launch(&module, "active_after_returns", &spec(1, 32, 0, mode), &[arg(out)]).unwrap();
+        let mut bytes = vec![0u8; 32 * 4];
+        dev.read(out, &mut bytes).unwrap();
+        let masks: Vec<u32> = bytes.chunks(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())).collect();
+        let want: Vec<u32> = (16..32).map(|lane| u32::MAX << lane).collect();
+        assert_eq!(masks[16..], want[..], "active_after_returns, {mode}: {masks:x?}");
+
+        let d = kernel_diagnostic(dev.launch(&module, "early_return_before_barrier", &spec(1, 64, 0, mode), &[arg(out)]));
+        assert_eq!(d.class, DiagClass::BarrierDivergence, "{mode}: {d}");
+        assert!(d.to_string().contains("already"), "{mode}: {d}");
+        dev.free(out).unwrap();
+    }
+}

@@ -226,3 +226,26 @@ fn vector_buffers_and_a_files_own_script() {
     assert!(ok, "{out}");
     assert!(out.contains("all 2 expectation(s) of the file met"), "{out}");
 }
+
+/// Half and bfloat16 buffers: values rounded to the type on the way in, shown as floats.
+#[test]
+fn half_and_bfloat16_buffers() {
+    let file = gpubook::testing::workspace_file("crates/gpubook-cli/tests/kernels/half_scale.cu");
+    let args = ["--kernel", "scale_half", "--mode", "check", "--block", "32", "--arg", "f16[4]:1,2.5,-3,0.1"];
+    let rest = ["--arg", "f16[4]:uninit", "--arg", "bf16[4]:uninit", "--arg", "i32=4"];
+    let mut all = vec![file.to_str().expect("utf-8 path")];
+    all.extend(args.iter().chain(&rest));
+    let (ok, out) = gpubook_run(&all);
+    assert!(ok, "{out}");
+    // 0.1 is 0.0999755859375 as a half; doubled exactly.
+    assert!(out.contains("[2.0, 5.0, -6.0, 0.19995117]"), "{out}");
+    // 1/3 and 2.5/3 rounded to bfloat16's 8 significant bits.
+    assert!(out.contains("[0.33398438, 0.83203125, -1.0,"), "{out}");
+    // A half buffer given to a bfloat16 parameter is refused; a value past 65504 too.
+    all[8] = "bf16[4]:1";
+    let (ok, out) = gpubook_run(&all);
+    assert!(!ok && out.contains("but nv_bfloat16 was given"), "{out}");
+    all[8] = "f16[4]:70000";
+    let (ok, out) = gpubook_run(&all);
+    assert!(!ok && out.contains("out of range for f16"), "{out}");
+}

@@ -28,6 +28,19 @@ struct gpubook_thread_view {
     const gpubook_block_view* block;
 };
 
+// Fast mode runs a block's threads as a plain loop inside the kernel module
+// (`__gpubook_kloop_NAME`, kernel_export.h): no fiber, no call into the worker per thread. The
+// loop starts threads next, next + 1, ... while next < end, pointing gpubook_current_thread at
+// each one's view (`first` advanced by `stride` bytes a thread). A thread that calls into the
+// worker for something that needs the scheduler (a barrier, a warp function) ends the loop:
+// the worker sets `end` to the thread after it and takes over from there (scheduler.cpp).
+struct gpubook_block_loop {
+    unsigned next;
+    unsigned end;
+    const gpubook_thread_view* first;
+    size_t stride;
+};
+
 // Warp collective kinds (gpubook_rt_warp's `op`).
 enum gpubook_warp_op {
     GPUBOOK_WARP_SYNC = 0,   // __syncwarp

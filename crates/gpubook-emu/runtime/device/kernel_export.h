@@ -20,6 +20,25 @@ template <class... P>
 static __forceinline__ void call_kernel(void (*kernel)(P...), void** args) {
     call_kernel(kernel, args, typename make_index_list<sizeof...(P)>::type());
 }
+
+// Fast mode's block loop (abi.h, gpubook_block_loop): the parameters are unpacked once a block
+// and the kernel, inlined into the loop (flatten), runs once per thread.
+template <class F, F Kernel> struct block_loop;
+template <class... P, void (*Kernel)(P...)> struct block_loop<void (*)(P...), Kernel> {
+    template <unsigned... I>
+    static __forceinline__ void run(void** args, gpubook_block_loop* loop, index_list<I...>) {
+        threads(loop, *static_cast<P*>(args[I])...);
+    }
+    // `loop` is re-read after every thread: a call into the worker may have ended the loop.
+    static __attribute__((flatten, noinline)) void threads(gpubook_block_loop* loop, P... p) {
+        for (unsigned i = loop->next; i < loop->end; i = loop->next) {
+            loop->next = i + 1;
+            gpubook_current_thread = reinterpret_cast<const gpubook_thread_view*>(
+                reinterpret_cast<const char*>(loop->first) + size_t(i) * loop->stride);
+            Kernel(p...);
+        }
+    }
+};
 // The worker asks how many parameters a kernel has, to check LAUNCH's argument count.
 template <class... P> static constexpr int arity(void (*)(P...)) { return sizeof...(P); }
 } // namespace detail
@@ -28,10 +47,23 @@ template <class... P> static constexpr int arity(void (*)(P...)) { return sizeof
 // GPUBOOK_EXPORT_KERNEL_AS(SYMBOL, EXPRESSION...): the entry point `__gpubook_kernel_SYMBOL`
 // for the kernel EXPRESSION names: a plain name, `ns::name`, or a template instantiation
 // `reduce<float, 256>` (variadic, for the commas).
+// Fast mode adds `__gpubook_kloop_SYMBOL`, the block loop.
+#if defined(GPUBOOK_FAST)
+#define GPUBOOK_EXPORT_BLOCK_LOOP(SYMBOL, ...)                                              \
+    extern "C" void __gpubook_kloop_##SYMBOL(void** args, gpubook_block_loop* loop) {       \
+        typedef decltype(&__VA_ARGS__) kernel_type;                                         \
+        ::gpubook::detail::block_loop<kernel_type, &__VA_ARGS__>::run(                      \
+            args, loop, typename ::gpubook::detail::make_index_list<                        \
+                            ::gpubook::detail::arity(&__VA_ARGS__)>::type());               \
+    }
+#else
+#define GPUBOOK_EXPORT_BLOCK_LOOP(SYMBOL, ...)
+#endif
 #define GPUBOOK_EXPORT_KERNEL_AS(SYMBOL, ...)                                               \
     extern "C" void __gpubook_kernel_##SYMBOL(void** args) {                                \
         ::gpubook::detail::call_kernel(&__VA_ARGS__, args);                                 \
     }                                                                                       \
+    GPUBOOK_EXPORT_BLOCK_LOOP(SYMBOL, __VA_ARGS__)                                          \
     extern "C" const int __gpubook_kernel_arity_##SYMBOL = ::gpubook::detail::arity(&__VA_ARGS__);
 #define GPUBOOK_EXPORT_KERNEL(NAME) GPUBOOK_EXPORT_KERNEL_AS(NAME, NAME)
 

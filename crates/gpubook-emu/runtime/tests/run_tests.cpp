@@ -249,8 +249,8 @@ void test_launch_config() {
     expect_diag("zero grid", w.launch("m", "vector_add", 0, 32, args), "launch_config", "zero dimension");
     expect_diag("block z over 64", w.launch("m", "vector_add", 1, 1, args, "check", 1, 0, 1, 1, 1, 65),
                 "launch_config", "block_dim.z");
-    expect_diag("too much dynamic shared memory", w.launch("m", "vector_add", 1, 32, args, "check", 1, 50000),
-                "launch_config", "49152");
+    expect_diag("too much dynamic shared memory", w.launch("m", "vector_add", 1, 32, args, "check", 1, 240000),
+                "launch_config", "232448");
     expect_diag("wrong argument count", w.launch("m", "vector_add", 1, 32, {arg(p)}), "launch_config",
                 "takes 4 parameters");
     expect_diag("unknown kernel", w.launch("m", "nope", 1, 32, args), "bad_module", "no kernel 'nope'");

@@ -17,7 +17,7 @@ common="-std=c++17 -fPIC -shared -g -fno-exceptions -fno-rtti -fno-strict-aliasi
         -I$emu -I$emu/unsupported -include gpubook_device.h -x c++"
 check="-O1 -fno-tree-sra -fsanitize=thread --param tsan-distinguish-volatile=1 --param tsan-instrument-func-entry-exit=0
        -DGPUBOOK_CHECK=1 -fno-finite-loops"
-fast="-O2 -DGPUBOOK_FAST=1 -fno-finite-loops"
+fast="-O2 -fno-semantic-interposition -DGPUBOOK_FAST=1 -fno-finite-loops"
 link="-nodefaultlibs -lgcc"
 for cu in "$here"/kernels/*.cu; do
     name=$(basename "$cu" .cu)

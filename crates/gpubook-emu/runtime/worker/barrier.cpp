@@ -81,6 +81,7 @@ using namespace gpubook::rt;
 
 extern "C" int gpubook_rt_syncthreads(int kind, int pred, int line) {
     Worker& w = *tls_worker;
+    loop_break(w);
     Block& b = *w.blk;
     Thread& t = *w.current;
     if (b.at_barrier == 0) b.barrier_kind = kind;
@@ -107,5 +108,6 @@ extern "C" void gpubook_rt_threadfence(void) {
 // reads, so the sleep itself counts.
 extern "C" void gpubook_rt_nanosleep(unsigned) {
     Worker* w = tls_worker;
+    if (w) loop_break(*w);
     if (w && w->blk && w->current) yield_current(*w, w->launch->mode == Mode::Fast);
 }

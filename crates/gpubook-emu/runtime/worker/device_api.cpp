@@ -17,6 +17,7 @@ extern "C" void* gpubook_rt_shared_var(int id, const char* name, size_t bytes, s
         d.cls = "launch_config";
         d.message = error;
         d.pc = call_site(__builtin_return_address(0));
+        loop_break(w);
         set_location(d, *w.blk, w.current);
         fail_block(w, std::move(d));
     }
@@ -105,6 +106,7 @@ namespace {
     d.cls = "trap";
     d.message = std::move(message);
     d.pc = pc;
+    loop_break(*w);
     set_location(d, *w->blk, w->current);
     fail_block(*w, std::move(d));
 }

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <thread>
@@ -79,6 +80,16 @@ uint64_t resident_limit(unsigned threads_per_block, size_t shared_per_block) {
     uint64_t per_sm = std::min<uint64_t>(g_device.blocks_per_sm, g_device.threads_per_sm / (warps * kWarpSize));
     if (shared_per_block) per_sm = std::min<uint64_t>(per_sm, g_device.shared_per_sm / shared_per_block);
     return std::max<uint64_t>(1, per_sm * g_device.sms);
+}
+
+// GPUBOOK_EMU_BLOCK_LOOP=0 runs fast mode's threads on fibers one by one, as before the block
+// loop existed: for measuring what the loop gains (docs/measurements.md).
+bool block_loops_enabled() {
+    static const bool enabled = [] {
+        const char* v = std::getenv("GPUBOOK_EMU_BLOCK_LOOP");
+        return !v || std::strcmp(v, "0") != 0;
+    }();
+    return enabled;
 }
 
 void fail_reply(Json& reply, const char* cls, std::string message) {
@@ -172,6 +183,7 @@ void run_launch(const LaunchRequest& req, Json& reply) {
     Launch l;
     l.id = ++g_launch_counter;
     l.entry = entry;
+    if (!req.check && block_loops_enabled()) l.loop_entry = find_block_loop(*m, req.kernel);
     l.args = args.data();
     l.module_base = m->base;
     std::memcpy(l.grid, req.grid, sizeof l.grid);

@@ -40,6 +40,10 @@ KernelEntry find_kernel(const Module& m, const std::string& name, int* arity) {
     return entry;
 }
 
+BlockLoopEntry find_block_loop(const Module& m, const std::string& name) {
+    return reinterpret_cast<BlockLoopEntry>(dlsym(m.handle, ("__gpubook_kloop_" + name).c_str()));
+}
+
 bool in_kernel_module(uintptr_t pc) {
     Dl_info info{};
     if (!pc || !dladdr(reinterpret_cast<void*>(pc), &info)) return false;

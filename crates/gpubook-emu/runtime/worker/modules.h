@@ -19,6 +19,8 @@ std::string load_module(const std::string& id, const std::string& path);
 Module* find_module(const std::string& id);
 // The kernel's entry point and parameter count (-1 when unknown), or null.
 KernelEntry find_kernel(const Module& m, const std::string& name, int* arity);
+// Its block loop (fast-mode modules only), or null.
+BlockLoopEntry find_block_loop(const Module& m, const std::string& name);
 // True when pc lies in a loaded kernel module (not in the worker or a system library).
 bool in_kernel_module(uintptr_t pc);
 

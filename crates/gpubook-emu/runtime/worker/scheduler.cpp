@@ -122,6 +122,39 @@ void thread_exit(Worker& w, Block& b, Thread& t) {
     if (w.launch->mode == Mode::Check) counts_thread_exit(*w.launch, t);
 }
 
+// Threads [from, to) of `b` ran to the end inside a block loop.
+void loop_exited(Block& b, unsigned from, unsigned to) {
+    for (unsigned i = from; i < to; i++) {
+        b.threads[i].state = ThreadState::Exited;
+        b.warps[i / kWarpSize].exited |= 1u << (i % kWarpSize);
+    }
+    b.exited += to - from;
+}
+
+// Fast mode: the block's remaining threads as one loop in the kernel module (abi.h,
+// gpubook_block_loop). Returns when they are done, or when the thread that ended the loop
+// early (loop_break_slow: it called a barrier ...) has run to its end.
+void run_block_loop(Worker& w, Block& b) {
+    gpubook_block_loop loop{b.next_unstarted, b.nthreads, &b.threads[0].view, sizeof(Thread)};
+    w.loop = &loop;
+    w.loop_first = b.next_unstarted;
+    set_current(w, nullptr);
+    // A fault in the loop's prologue (a kernel's big frame, probed page by page) belongs to the
+    // loop's first thread.
+    gpubook_current_thread = &b.threads[b.next_unstarted].view;
+    w.launch->loop_entry(w.launch->args, &loop);
+    if (w.loop == &loop) { // every thread ran to its end
+        w.loop = nullptr;
+        loop_exited(b, w.loop_first, b.nthreads);
+        b.next_unstarted = b.nthreads;
+        b.idle_spins = 0;
+        w.progress++;
+    } else { // loop_break_slow made the last thread the current one; it has returned now
+        thread_exit(w, b, b.threads[loop.end - 1]);
+    }
+    set_current(w, nullptr);
+}
+
 // Every fiber runs this loop: start threads while nothing waits to resume, then hand over.
 void runner_main(void* p) {
     auto* self = static_cast<Fiber*>(p);
@@ -130,6 +163,10 @@ void runner_main(void* p) {
         Block* b = w.blk;
         while (!b->stalled && b->next_unstarted < b->nthreads && (b->ready_count == 0 || w.start_next)) {
             w.start_next = false;
+            if (w.launch->loop_entry) {
+                run_block_loop(w, *b);
+                continue;
+            }
             Thread& t = b->threads[b->next_unstarted++];
             t.state = ThreadState::Running;
             t.fiber = self;
@@ -351,6 +388,29 @@ void resume(Worker& w, Block& b) {
 
 } // namespace
 
+Thread* loop_thread(const Worker& w) {
+    auto* view = reinterpret_cast<const char*>(gpubook_current_thread);
+    auto* first = reinterpret_cast<const char*>(w.loop->first);
+    size_t i = view >= first ? size_t(view - first) / w.loop->stride : 0;
+    return &w.blk->threads[i < w.blk->nthreads ? i : 0];
+}
+
+void loop_break_slow(Worker& w) {
+    Block& b = *w.blk;
+    Thread& t = *loop_thread(w);
+    loop_exited(b, w.loop_first, t.linear);
+    if (t.linear > w.loop_first) {
+        b.idle_spins = 0;
+        w.progress++;
+    }
+    b.next_unstarted = t.linear + 1;
+    w.loop->end = t.linear + 1; // the loop ends after this thread
+    w.loop = nullptr;
+    t.state = ThreadState::Running;
+    t.fiber = w.current_fiber;
+    set_current(w, &t);
+}
+
 void set_location(Diagnostic& d, const Block& b, const Thread* t) {
     d.has_location = true;
     const gpubook_dim3& bi = b.view.block_idx;
@@ -426,6 +486,8 @@ void run_blocks(Worker& w, Launch& l) {
     }
     w.next_resident = 0;
     w.blk = nullptr;
+    w.loop = nullptr;
+    w.sampled_thread = nullptr;
     w.launch = nullptr;
 }
 

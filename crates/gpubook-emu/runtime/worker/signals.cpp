@@ -26,6 +26,7 @@ Json g_crash_json; // static: the alternate stack is too small for a Json
 char g_message[2048];
 
 const char* where(Worker* w, char* buf, size_t n) {
+    if (w && w->loop && !w->current) w->current = loop_thread(*w); // the report ends the process
     if (!w || !w->in_block.load() || !w->current) return "";
     const gpubook_dim3& b = w->current->block->view.block_idx;
     const gpubook_dim3& t = w->current->view.thread_idx;

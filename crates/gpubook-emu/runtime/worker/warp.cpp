@@ -166,6 +166,7 @@ using namespace gpubook::rt;
 
 extern "C" uint64_t gpubook_rt_warp(int op, unsigned mask, uint64_t value, int arg, int width) {
     Worker& w = *tls_worker;
+    loop_break(w);
     Block& b = *w.blk;
     Thread& t = *w.current;
     unsigned lane = t.linear % kWarpSize, wi = t.linear / kWarpSize;
@@ -191,6 +192,7 @@ extern "C" uint64_t gpubook_rt_warp(int op, unsigned mask, uint64_t value, int a
 
 extern "C" unsigned gpubook_rt_activemask(void) {
     Worker& w = *tls_worker;
+    loop_break(w);
     const Warp& wp = w.blk->warps[w.current->linear / kWarpSize];
     return wp.exists & ~wp.exited;
 }

@@ -26,6 +26,7 @@ void on_sample(int, siginfo_t*, void* uc) {
     Worker* w = tls_worker;
     if (w) {
         w->sampled_pc.store(signal_pc(uc));
+        if (w->loop) w->sampled_thread = loop_thread(*w);
         w->sampled.store(true);
     }
     for (;;) pause();
@@ -98,7 +99,7 @@ void describe(Worker& w, Diagnostic& d, bool first, bool expired) {
     const Launch& l = *w.launch;
     uintptr_t pc = w.sampled_pc.load();
     if (!in_kernel_module(pc)) pc = w.last_access_pc; // interrupted inside a runtime hook or libc
-    const Thread* t = w.current;
+    const Thread* t = w.current ? w.current : w.sampled_thread;
     const Block* running = t ? t->block : nullptr;
     unsigned spinners = 0;
     for (const Block* b : w.resident) spinners += spin_notes(*b, l, d, 8 - std::min(8u, spinners));

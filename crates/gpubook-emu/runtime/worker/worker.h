@@ -24,6 +24,7 @@ constexpr unsigned kMaxWarps = kMaxBlockThreads / kWarpSize;
 enum class Mode { Check, Fast };
 
 using KernelEntry = void (*)(void**);
+using BlockLoopEntry = void (*)(void**, gpubook_block_loop*);
 
 // The emulated device's shape (DEVICE command): it decides how many blocks are resident at once.
 // Defaults: an sm_80-like device with 16 SMs.
@@ -47,6 +48,7 @@ struct Clock {
 struct Launch {
     uint64_t id = 0;
     KernelEntry entry = nullptr;
+    BlockLoopEntry loop_entry = nullptr; // fast mode: the module's block loop, if it has one
     void** args = nullptr;
     uintptr_t module_base = 0; // load address of the kernel's .so, for pc offsets
     unsigned grid[3] = {1, 1, 1};
@@ -181,7 +183,12 @@ struct Worker {
     uint64_t progress = 0;
     uint64_t stall_mark = 0;          // `progress` when every resident block last waited
 
-    Thread* current = nullptr;
+    Thread* current = nullptr;        // null while a block loop runs (see `loop`)
+    // Fast mode: the block loop running now (abi.h), and the thread it started it at. Its
+    // threads are not bookkept one by one: loop_break() catches up when one calls the worker.
+    gpubook_block_loop* loop = nullptr;
+    unsigned loop_first = 0;
+    const Thread* sampled_thread = nullptr; // the hang reporter's sample of a block loop's thread
     Fiber* current_fiber = nullptr;
     void* main_sp = nullptr;          // the scheduler's own context
 
@@ -207,6 +214,15 @@ extern std::atomic<Launch*> g_active_launch;
 // Scheduler (scheduler.cpp).
 // Runs blocks of `l` on this worker until none are left or the launch failed.
 void run_blocks(Worker& w, Launch& l);
+// Fast mode: when a block loop runs, makes its running thread the worker's current thread,
+// with the threads before it exited, and ends the loop after it. Every worker entry point that
+// uses w.current or may park calls it first; cheap when no loop runs.
+void loop_break_slow(Worker& w);
+inline void loop_break(Worker& w) {
+    if (__builtin_expect(w.loop != nullptr, 0)) loop_break_slow(w);
+}
+// The thread a block loop runs now, from the calling OS thread's gpubook_current_thread.
+Thread* loop_thread(const Worker& w);
 // Called on a fiber: park the calling CUDA thread until the scheduler makes it ready again.
 void park_current(Worker& w);
 inline void make_ready(Block& b, Thread& t) {

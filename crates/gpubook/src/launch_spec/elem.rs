@@ -1,9 +1,7 @@
 //! Element types a launch spec names (`f32`, `float4`, `longlong2`, ...), their bytes, and
-//! `Elem<N>`, the untyped N-byte element the device buffers hold.
-//!
-//! Extension point for half and bfloat16: add `Base::F16`/`Base::Bf16` (size 2, names `half`
-//! `__half` / `bf16` `__nv_bfloat16`, vectors `half2`...), with `encode`/`decode` through the
-//! `half` crate; `Elem<2>` and `Elem<4>` already answer to those C names.
+//! `Elem<N>`, the untyped N-byte element the device buffers hold. Half and bfloat16 (`f16`,
+//! `bf16`, `half2`, `nv_bfloat162`) convert through the `half` crate, rounding to nearest even
+//! as the device's conversions do.
 
 use crate::gpu::DeviceRepr;
 
@@ -20,6 +18,8 @@ pub enum Base {
     U32,
     I64,
     U64,
+    F16,
+    Bf16,
 }
 
 /// (base, Rust name, CUDA vector prefix, C scalar names)
@@ -34,13 +34,15 @@ const BASES: &[(Base, &str, &str, &[&str])] = &[
     (Base::U32, "u32", "uint", &["unsigned", "unsigned int", "uint32_t", "uint"]),
     (Base::I64, "i64", "longlong", &["long long", "int64_t", "long", "ptrdiff_t"]),
     (Base::U64, "u64", "ulonglong", &["unsigned long long", "uint64_t", "unsigned long", "size_t"]),
+    (Base::F16, "f16", "half", &["half", "__half"]),
+    (Base::Bf16, "bf16", "nv_bfloat16", &["nv_bfloat16", "__nv_bfloat16"]),
 ];
 
 impl Base {
     pub fn size(self) -> usize {
         match self {
             Base::I8 | Base::U8 => 1,
-            Base::I16 | Base::U16 => 2,
+            Base::I16 | Base::U16 | Base::F16 | Base::Bf16 => 2,
             Base::F32 | Base::I32 | Base::U32 => 4,
             Base::F64 | Base::I64 | Base::U64 => 8,
         }
@@ -55,12 +57,18 @@ impl Base {
     }
 
     pub fn is_float(self) -> bool {
-        matches!(self, Base::F32 | Base::F64)
+        matches!(self, Base::F32 | Base::F64 | Base::F16 | Base::Bf16)
     }
 
-    /// numpy's dtype string (`<f4`, `|u1`, ...).
+    /// Half and bfloat16: CUDA has them alone and in pairs (`half2`), not in 3s or 4s.
+    fn max_lanes(self) -> usize {
+        if matches!(self, Base::F16 | Base::Bf16) { 2 } else { 4 }
+    }
+
+    /// numpy's dtype string (`<f4`, `|u1`, ...). numpy has no bfloat16: its bits are stored as
+    /// `<u2`.
     pub fn npy_descr(self) -> String {
-        let kind = if self.is_float() {
+        let kind = if self.is_float() && self != Base::Bf16 {
             'f'
         } else if matches!(self, Base::I8 | Base::I16 | Base::I32 | Base::I64) {
             'i'
@@ -87,6 +95,14 @@ impl Base {
                 };
             }
             Base::F64 => return Ok(()),
+            Base::F16 | Base::Bf16 => {
+                let max = if self == Base::F16 { half::f16::MAX.to_f64() } else { half::bf16::MAX.to_f64() };
+                return if x.is_finite() && x.abs() > max {
+                    Err(format!("{x} is out of range for {} (largest: {max:e})", self.rust_name()))
+                } else {
+                    Ok(())
+                };
+            }
             Base::I8 => (i8::MIN as f64, i8::MAX as f64),
             Base::U8 => (0.0, u8::MAX as f64),
             Base::I16 => (i16::MIN as f64, i16::MAX as f64),
@@ -121,6 +137,8 @@ impl Base {
             Base::U32 => out.extend((x as u32).to_le_bytes()),
             Base::I64 => out.extend((x as i64).to_le_bytes()),
             Base::U64 => out.extend((x as u64).to_le_bytes()),
+            Base::F16 => out.extend(half::f16::from_f64(x).to_le_bytes()),
+            Base::Bf16 => out.extend(half::bf16::from_f64(x).to_le_bytes()),
         }
     }
 
@@ -140,6 +158,8 @@ impl Base {
             Base::U32 => u32::from_le_bytes(a(b)) as f64,
             Base::I64 => i64::from_le_bytes(a(b)) as f64,
             Base::U64 => u64::from_le_bytes(a(b)) as f64,
+            Base::F16 => half::f16::from_le_bytes(a(b)).to_f64(),
+            Base::Bf16 => half::bf16::from_le_bytes(a(b)).to_f64(),
         }
     }
 
@@ -150,6 +170,7 @@ impl Base {
             Base::F64 => format!("{:?}", f64::from_le_bytes(b[..8].try_into().expect("8 bytes"))),
             Base::I64 => i64::from_le_bytes(b[..8].try_into().expect("8 bytes")).to_string(),
             Base::U64 => u64::from_le_bytes(b[..8].try_into().expect("8 bytes")).to_string(),
+            Base::F16 | Base::Bf16 => format!("{:?}", self.decode(b) as f32),
             _ => format!("{}", self.decode(b)),
         }
     }
@@ -163,23 +184,30 @@ pub struct ElemType {
 }
 
 impl ElemType {
-    /// `f32`, `float`, `float4`, `int2`, `ulonglong3`, `f32x4`, or any C scalar name.
+    /// `f32`, `float`, `float4`, `int2`, `ulonglong3`, `f32x4`, `f16`, `half2`, `__nv_bfloat162`,
+    /// or any C scalar name.
     pub fn parse(s: &str) -> Result<ElemType, String> {
         let s = s.trim();
+        // `__half2`, `__nv_bfloat162`: the toolkit's own names of the pairs.
+        let s = match s.strip_prefix("__") {
+            Some(t) if t.starts_with("half") || t.starts_with("nv_bfloat16") => t,
+            _ => s,
+        };
         for &(base, rust, prefix, c) in BASES {
             if s == rust || c.contains(&s) {
                 return Ok(ElemType { base, lanes: 1 });
             }
             let tails = [s.strip_prefix(prefix), s.strip_prefix(rust).and_then(|t| t.strip_prefix('x'))];
             for tail in tails.into_iter().flatten() {
-                if let Ok(lanes @ 1..=4) = tail.parse::<usize>() {
-                    return Ok(ElemType { base, lanes });
+                match tail.parse::<usize>() {
+                    Ok(lanes) if (1..=base.max_lanes()).contains(&lanes) => return Ok(ElemType { base, lanes }),
+                    _ => {}
                 }
             }
         }
         Err(format!(
-            "unknown type `{s}`: use f32 f64 i8 u8 i16 u16 i32 u32 i64 u64, their C names (float, int, ...) \
-             or CUDA vectors (float4, int2, double3, longlong4, ...)"
+            "unknown type `{s}`: use f32 f64 f16 bf16 i8 u8 i16 u16 i32 u32 i64 u64, their C names (float, \
+             int, half, __nv_bfloat16, ...) or CUDA vectors (float4, int2, double3, longlong4, half2, ...)"
         ))
     }
 
@@ -196,6 +224,7 @@ impl ElemType {
     /// Whether a kernel parameter of C type `c` (`float`, `float4`, `const float4`) holds this.
     pub fn matches_c(self, c: &str) -> bool {
         let c = c.trim();
+        let c = if matches!(self.base, Base::F16 | Base::Bf16) { c.strip_prefix("__").unwrap_or(c) } else { c };
         let (_, _, prefix, names) = self.base.row();
         if self.lanes == 1 {
             names.contains(&c) || c == format!("{prefix}1")
@@ -256,6 +285,28 @@ mod tests {
         assert!(ElemType::parse("double3").unwrap().matches_c("double3"));
         assert!(!ElemType::parse("float4").unwrap().matches_c("float"));
         assert!(ElemType::parse("f32").unwrap().matches_c("float"));
+    }
+
+    #[test]
+    fn half_and_bfloat16_buffers_round_to_nearest_even() {
+        let h2 = ElemType::parse("half2").unwrap();
+        assert_eq!(h2, ElemType { base: Base::F16, lanes: 2 });
+        assert_eq!(ElemType::parse("__half2").unwrap(), h2);
+        assert!(h2.matches_c("__half2") && h2.matches_c("half2") && !h2.matches_c("float"));
+        let b = ElemType::parse("bf16").unwrap();
+        assert_eq!((b.base, b.size()), (Base::Bf16, 2));
+        assert!(b.matches_c("__nv_bfloat16") && b.matches_c("nv_bfloat16") && !b.matches_c("half"));
+        assert_eq!(ElemType::parse("__nv_bfloat162").unwrap(), ElemType { base: Base::Bf16, lanes: 2 });
+        assert!(ElemType::parse("half4").is_err(), "CUDA has no half4");
+        // 1 + 2^-11 lies halfway between two halves: it rounds to the even one, 1.0.
+        let mut out = Vec::new();
+        Base::F16.encode(1.0 + 2f64.powi(-11), &mut out);
+        Base::Bf16.encode(3.0, &mut out);
+        assert_eq!(out, [0x00, 0x3c, 0x40, 0x40]);
+        assert_eq!((Base::F16.decode(&out[..2]), Base::Bf16.decode(&out[2..])), (1.0, 3.0));
+        assert!(Base::F16.check_fits(70000.0).unwrap_err().contains("out of range for f16"));
+        assert!(Base::Bf16.check_fits(70000.0).is_ok());
+        assert_eq!((Base::F16.npy_descr(), Base::Bf16.npy_descr()), ("<f2".to_string(), "<u2".to_string()));
     }
 
     #[test]

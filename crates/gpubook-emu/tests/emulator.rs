@@ -317,14 +317,14 @@ fn a_block_loop_ended_part_way_gives_the_same_results_in_both_modes() {
 
         dev.launch(&module, "shuffle_after_warp_zero", &spec(4, 64, 0, mode), &[arg(din), arg(out)]).unwrap();
         let got = download(&dev, out, n);
-        for i in 0..n {
+        for (i, &got) in got.iter().enumerate() {
             let (t, warp_base) = (i % 64, i - i % 32);
             let want = match t {
                 0..=31 => i as f32 + 1.0,
                 32 => (warp_base..warp_base + 32).map(|j| j as f32).sum(),
                 _ => 0.0,
             };
-            assert_eq!(got[i], want, "shuffle_after_warp_zero[{i}], {mode}");
+            assert_eq!(got, want, "shuffle_after_warp_zero[{i}], {mode}");
         }
 
         // The emulator runs lanes one after another: lane 16 sees lanes 0..15 gone, lane 17 sees

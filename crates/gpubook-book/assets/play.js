@@ -123,7 +123,7 @@
   // strip of cells, each one element or a few, blue where the launches wrote, grey where the
   // element kept its first value, red where it still holds the poison of a buffer never written.
   const SVG = "http://www.w3.org/2000/svg";
-  const COLUMN = 750, LEFT = 56, PER_ROW = 50, CELL = 13;
+  const COLUMN = 750, LEFT = 44, PER_ROW = 50, CELL = 13; // 44 + 50 × 14 px: 744
   function svg(tag, attrs, text) {
     const e = document.createElementNS(SVG, tag);
     for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, v);

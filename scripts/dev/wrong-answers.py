@@ -20,7 +20,13 @@ def test_output() -> str:
     cmd = ["cargo", "test", "-q", "-p", "gpubook", "--test", "it", "wrong", "--", "--nocapture", "--test-threads=1"]
     done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
     if done.returncode != 0:
-        sys.exit(f"{' '.join(cmd)} failed:\n{done.stdout[-4000:]}\n{done.stderr[-4000:]}")
+        # Keep the whole log: a failure under load once went by without its test's name.
+        log = ROOT / "target" / "wrong-answers.log"
+        log.parent.mkdir(parents=True, exist_ok=True)
+        log.write_text(done.stdout + "\n--- stderr ---\n" + done.stderr)
+        failed = re.findall(r"^test (\S+) \.\.\. FAILED$", done.stdout, re.M)
+        sys.exit(f"{' '.join(cmd)} failed ({', '.join(failed) or 'see the log'}); whole log: {log}\n"
+                 f"{done.stdout[-4000:]}\n{done.stderr[-4000:]}")
     return done.stdout
 
 

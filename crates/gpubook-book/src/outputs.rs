@@ -413,13 +413,46 @@ fn overlap_command(a: &Args, extra: &str) -> String {
 }
 
 fn overlap_table(a: &Args, lab: &Lab) -> anyhow::Result<Output> {
-    a.only(1, &["n", "rounds", "blocks-per-sm"])?;
+    a.only(1, &["n", "rounds", "blocks-per-sm", "comm", "comm-sms"])?;
     let gpu = lab.gpu()?;
+    match a.raw("comm") {
+        None | Some("copies") => {}
+        Some("kernel") => return comm_sweep_table(a, gpu),
+        Some(other) => bail!("`comm={other}`: copies or kernel"),
+    }
     let (n, config) = chunk_pair_setup(a, gpu)?;
     let runs = chunk_pair::compare(gpu, n, config, chunk_pair::default_reps(gpu))?;
     let caption = format!("One chunk pair of {n} floats a buffer, issued three ways");
     let body = Body::Markdown(chunk_pair::overlap_table(&runs));
     Ok(Output { body, caption, ran_on: Some(viz::backend_label(gpu)), command: Some(overlap_command(a, "")) })
+}
+
+/// `{{#run overlap comm=kernel comm-sms=4,8,16}}`: the chunk pair with its communication as a
+/// kernel on k SMs, against copies (`gpubook overlap --comm kernel`).
+fn comm_sweep_table(a: &Args, gpu: &Gpu) -> anyhow::Result<Output> {
+    if a.raw("blocks-per-sm").is_some() {
+        bail!("`blocks-per-sm=` goes with copies: the kernel's blocks each hold a whole SM");
+    }
+    let n = a.get("n", chunk_pair::default_len(gpu))?;
+    let rounds = a.get("rounds", chunk_pair::PairConfig::for_device(gpu).rounds)?;
+    let sms: Vec<u32> = match a.raw("comm-sms") {
+        Some(raw) => raw
+            .split(',')
+            .map(|v| v.trim().parse().with_context(|| format!("comm-sms={raw}: numbers, comma-separated")))
+            .collect::<anyhow::Result<_>>()?,
+        None => chunk_pair::default_comm_sms(gpu),
+    };
+    let rows = chunk_pair::comm_sweep(gpu, n, rounds, &sms, chunk_pair::default_reps(gpu))?;
+    let caption = format!(
+        "One chunk pair of {n} floats a buffer in DualPipe's order: copies beside a computation that fills the GPU, \
+         then a communication kernel on k SMs of its own beside a computation on all the others"
+    );
+    let mut command = overlap_command(a, "--comm kernel");
+    if let Some(raw) = a.raw("comm-sms") {
+        command += &format!(" --comm-sms {raw}");
+    }
+    let body = Body::Markdown(chunk_pair::comm_sweep_table(&rows));
+    Ok(Output { body, caption, ran_on: Some(viz::backend_label(gpu)), command: Some(command) })
 }
 
 /// `{{#figure streams DESIGN chunks= elems=}}`: one of chapter 7-8's pipelines (gpubook::labs::overlap).

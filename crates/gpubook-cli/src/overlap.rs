@@ -1,9 +1,10 @@
 //! `gpubook overlap`: one DualPipe chunk pair issued three ways, and how much of its
-//! communication each way hides (chapter 11). On a GPU the times are measured with CUDA events;
-//! on the emulator they come from its timeline model.
+//! communication each way hides (chapter 11); with `--comm kernel`, the pair in DualPipe's
+//! order with its communication as a kernel on k SMs of its own (chapter 14). On a GPU the
+//! times are measured with CUDA events; on the emulator they come from its timeline model.
 
 use anyhow::Context;
-use gpubook::gpu::{Gpu, Trace, TraceOp};
+use gpubook::gpu::{BackendKind, Gpu, Trace, TraceOp};
 use gpubook::labs::chunk_pair::{self, PairConfig, Plan, is_communication, is_compute};
 use gpubook::viz::backend_label;
 use std::path::PathBuf;
@@ -28,10 +29,31 @@ pub struct Args {
     /// Write each plan's timeline into this folder (SVG).
     #[arg(long)]
     svg: Option<PathBuf>,
+    /// How the communication runs: `copies` (device-to-device copies, the three plans side by
+    /// side) or `kernel` (a copy kernel on k SMs of its own, the computation on all the
+    /// others: DualPipe's order for each k of --comm-sms, against copies).
+    #[arg(long, value_enum, default_value = "copies")]
+    comm: CommArg,
+    /// With `--comm kernel`: the SMs the communication kernel holds, one row each (default:
+    /// 4,8,16,24,32 on a GPU, 2,4,8 on the emulator).
+    #[arg(long, value_delimiter = ',')]
+    comm_sms: Vec<u32>,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum CommArg {
+    Copies,
+    Kernel,
 }
 
 pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     let gpu = Gpu::new()?;
+    if a.comm == CommArg::Kernel {
+        return comm_kernel(&gpu, &a);
+    }
+    if !a.comm_sms.is_empty() {
+        anyhow::bail!("--comm-sms goes with --comm kernel");
+    }
     let n = a.n.unwrap_or_else(|| chunk_pair::default_len(&gpu));
     let mut config = PairConfig::for_device(&gpu);
     if let Some(rounds) = a.rounds {
@@ -72,6 +94,40 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             m.timeline(&title).svg().save(&path).with_context(|| format!("writing {}", path.display()))?;
             println!("wrote {}", path.display());
         }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `--comm kernel`: the sweep over the communication kernel's SMs.
+fn comm_kernel(gpu: &Gpu, a: &Args) -> anyhow::Result<ExitCode> {
+    if a.blocks_per_sm.is_some() || a.svg.is_some() {
+        anyhow::bail!("--blocks-per-sm and --svg go with --comm copies (the kernel's blocks each hold a whole SM)");
+    }
+    let n = a.n.unwrap_or_else(|| chunk_pair::default_len(gpu));
+    let rounds = a.rounds.unwrap_or(PairConfig::for_device(gpu).rounds);
+    let sms = if a.comm_sms.is_empty() { chunk_pair::default_comm_sms(gpu) } else { a.comm_sms.clone() };
+    let reps = a.reps.unwrap_or_else(|| chunk_pair::default_reps(gpu));
+    println!("One DualPipe chunk pair on {}, communication as a kernel on k SMs", backend_label(gpu));
+    println!(
+        "{n} floats ({}) a buffer; `layer` kernels of {rounds} round{}; {} SMs",
+        bytes(n * 4),
+        if rounds == 1 { "" } else { "s" },
+        gpu.info().multiprocessors
+    );
+    println!(
+        "kernel rows: `comm_copy` on k blocks, each copying its slice of the buffer, and `layer` on\n\
+         all the other SMs; every block has 1024 threads and holds a whole SM (its shared memory\n\
+         leaves no room for a second block)\n"
+    );
+    let rows = chunk_pair::comm_sweep(gpu, n, rounds, &sms, reps)?;
+    print!("{}", chunk_pair::comm_sweep_table(&rows));
+    println!("{}", chunk_pair::COMM_SWEEP_NOTE);
+    if gpu.backend() == BackendKind::Emulator {
+        println!(
+            "\nOn the emulator these times come from its timeline model, which runs one kernel at a\n\
+             time: a communication kernel never overlaps a computation there, so the kernel rows\n\
+             show the code path, not the effect. Run it on a GPU for the numbers."
+        );
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -51,7 +51,11 @@ pub fn check_in(root: &std::path::Path, chapter: &'static str, grader: &'static 
     let report = captured.unwrap_or_else(|| panic!("{chapter}::{grader} did not grade anything: is it a grader?"));
     let not_recorded = match Catalog::load(root) {
         Ok(catalog) => match catalog.get(&report.id) {
-            Some(ex) => Progress::record(root, &report, &progress::fingerprint(root, ex)).err().map(|e| e.to_string()),
+            Some(ex) => match Progress::record_from_notebook(root, &report, &progress::fingerprint(root, ex)) {
+                Ok((_, true)) => Some("your files in exercises/ passed already; a failing notebook does not clear that".into()),
+                Ok((_, false)) => None,
+                Err(e) => Some(e.to_string()),
+            },
             None => Some(format!("exercises.toml has no `{}`", report.id)),
         },
         Err(e) => Some(format!("{e:#}")),

@@ -133,6 +133,17 @@ impl Progress {
         .map(Some)
     }
 
+    /// Records a report on answers written outside the learner's files (a notebook's cells): a pass
+    /// counts like any other, but a failure does not clear a pass of the files in exercises/
+    /// (running a chapter's notebook runs its stubs' checks too). Returns the entry and whether
+    /// the pass was kept.
+    pub fn record_from_notebook(root: &Path, report: &GradeReport, fingerprint: &str) -> std::io::Result<(Option<Entry>, bool)> {
+        if report.is_the_learners() && !report.passed && Self::load(root).entry(&report.id).passed_with.as_deref() == Some(fingerprint) {
+            return Self::update(root, &report.id, |e| e.attempts += 1).map(|e| (Some(e), true));
+        }
+        Self::record(root, report, fingerprint).map(|e| (e, false))
+    }
+
     /// Records a run that never produced a report (the code did not compile, the process died).
     pub fn record_failing(root: &Path, id: &str) -> std::io::Result<Entry> {
         Self::update(root, id, |e| {

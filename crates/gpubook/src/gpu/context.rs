@@ -127,6 +127,11 @@ impl Gpu {
         self.inner.digests.store(on, std::sync::atomic::Ordering::SeqCst);
     }
 
+    /// Whether operations are being traced.
+    pub fn tracing(&self) -> bool {
+        lock(&self.inner.state).trace.enabled
+    }
+
     /// Turns the trace on (the default) or off (benchmarks that issue many small operations).
     pub fn set_tracing(&self, on: bool) {
         lock(&self.inner.state).trace.enabled = on;

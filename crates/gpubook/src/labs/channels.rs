@@ -66,12 +66,12 @@ fn time_ms(s: &Stream, reps: usize, mut f: impl FnMut() -> Result<()>) -> Result
     Ok(ms[ms.len() / 2])
 }
 
-/// The warp-roles dispatch (kernels/ep/channel_roles.cu) at each channel count of `channels`.
+/// The warp-roles dispatch (chapter 14's solution, solutions/kernels/ch14/warp_roles.cu) at each channel count of `channels`.
 pub fn channel_sweep(gpu: &Gpu, cfg: &SweepConfig, channels: &[usize]) -> anyhow::Result<Vec<SweepRow>> {
     crate::reference::called("labs::channels::channel_sweep");
     let sms = gpu.info().multiprocessors as usize;
     let world = World::new(gpu, Topology::single_node(cfg.gpus)?)?;
-    let f = gpu.load_module(Source::library("ep/channel_roles.cu"))?.load_function("dispatch_roles")?;
+    let f = gpu.load_module(Source::solution("ch14/warp_roles.cu"))?.load_function("dispatch_roles")?;
     let mut rng = Rng::new(14);
     let (t, h, g) = (cfg.tokens, cfg.hidden, cfg.gpus);
     let mut place = vec![-1i32; t * g];
@@ -172,6 +172,28 @@ pub fn sweep_table(gpu: &Gpu, cfg: &SweepConfig, rows: &[SweepRow]) -> String {
         out += &format!("{:>8}  {:>3}  {:>9.3}  {:>6.1}  {:>11.2}x\n", r.channels, 2 * r.channels, r.ms, r.gbps(), base / r.ms);
     }
     out
+}
+
+/// Dynamic shared memory that keeps a block alone on its SM: two blocks of it (each with the
+/// SM's reservation) do not fit in one SM's shared memory, so a kernel launched with it takes
+/// whole SMs, one block each, and no other kernel's block launched with it fits beside one.
+/// This is how a communication kernel holds k SMs for itself while a computation launched the
+/// same way fills the rest (DeepEP's kernels and DeepGEMM split an H800's 132 SMs so). The
+/// block need not use the memory. Opt the kernel in first
+/// ([`Function::set_max_dynamic_shared_bytes`]).
+pub fn whole_sm_shared_bytes(gpu: &Gpu) -> Result<u32> {
+    let sm = gpu.info().sm;
+    let unit = sm.shared_memory_allocation_unit.max(1);
+    let half = (sm.shared_memory / 2).saturating_sub(sm.reserved_shared_memory_per_block) + 1;
+    let bytes = half.div_ceil(unit) * unit;
+    let most = gpu.info().max_shared_mem_per_block_optin.min(sm.max_shared_memory_per_block);
+    if bytes > most {
+        return Err(crate::gpu::GpuError::Size(format!(
+            "a block needs {bytes} bytes of shared memory to hold an SM of {} alone; this device gives a block at most {most}",
+            sm.shared_memory
+        )));
+    }
+    Ok(bytes)
 }
 
 /// The SM-sharing measurement's settings: an `n` x `n` multiply, and a copy of `comm_mib` MiB

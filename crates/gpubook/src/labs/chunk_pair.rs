@@ -11,10 +11,12 @@
 //! ```
 //!
 //! Here each computation is one launch of `layer` (kernels/demos/chunk_pair.cu) and each
-//! communication a device-to-device copy standing for the all-to-all. On the emulator the copy
-//! has an engine of its own; on an H200 it needs room on the SMs, which is why [`PairConfig`]
-//! keeps the computation to half of each SM (DeepSeek-V3 likewise sets SMs aside for its
-//! communication). The buffers of each chunk form a chain, every step reading one and writing
+//! communication, by default, a device-to-device copy standing for the all-to-all. On the
+//! emulator the copy has an engine of its own; on an H200 it needs room on the SMs, which is why
+//! [`PairConfig`] keeps the computation to half of each SM. [`Comm::Kernel`] does it the
+//! DeepSeek way instead: the communication is a kernel (chapter 14's `comm_copy`) on k SMs of
+//! its own, the channels, and the computation fills every other SM ([`comm_sweep`] measures
+//! it against k). The buffers of each chunk form a chain, every step reading one and writing
 //! the next:
 //!
 //! ```text
@@ -26,7 +28,9 @@
 //! the schedule's job. [`Plan`] holds three schedules; [`Overlap::of`] reads a run from its
 //! trace, and [`Overlap::hidden_against`] says how much of the communication it hid.
 
-use crate::gpu::{BackendKind, CopyDir, DeviceSlice, Event, Function, Gpu, LaunchConfig, OpKind, Result, Source, Stream, Trace, TraceOp};
+use crate::gpu::{
+    BackendKind, CopyDir, DeviceSlice, Event, Function, Gpu, GpuError, LaunchConfig, OpKind, Result, Source, Stream, Trace, TraceOp,
+};
 use anyhow::bail;
 use std::fmt;
 use std::fmt::Write as _;
@@ -120,8 +124,47 @@ pub struct PairConfig {
     /// Work per element in each `layer` launch (see kernels/demos/chunk_pair.cu).
     pub rounds: i32,
     /// Blocks of 256 threads per SM that a `layer` launch may use (its grid-stride loop covers
-    /// the rest); `None`: one thread per element, as many blocks as that takes.
+    /// the rest); `None`: one thread per element, as many blocks as that takes. With
+    /// [`Comm::Kernel`] the computation's blocks are laid out as that says instead.
     pub blocks_per_sm: Option<u32>,
+    /// How the communication steps run.
+    pub comm: Comm,
+}
+
+/// How a chunk pair communicates.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Comm {
+    /// Device-to-device copies (`memcpy_dtod`): the driver decides where they run.
+    Copies,
+    /// DeepSeek's way: a copy kernel (`comm_copy`, kernels/ep/sm_share.cu) of `sms` blocks,
+    /// each copying a contiguous slice of the buffer as a channel copies its slice of the
+    /// tokens, and `layer` with `compute_sms` blocks in a grid-stride loop. Every block of both
+    /// holds a whole SM ([`whole_sm_shared_bytes`](super::channels::whole_sm_shared_bytes)), so
+    /// with `sms + compute_sms` at most the device's SMs both kernels are resident at once,
+    /// whichever starts first: no block waits for the other kernel's blocks to drain.
+    Kernel { sms: u32, compute_sms: u32 },
+}
+
+impl Comm {
+    /// Communication on `sms` SMs, computation on all the others.
+    pub fn kernel(gpu: &Gpu, sms: u32) -> Result<Comm> {
+        let all = gpu.info().multiprocessors;
+        if sms == 0 || sms >= all {
+            return Err(GpuError::Size(format!(
+                "the communication kernel needs between 1 and {} SMs here ({all} SMs, and the computation needs one), not {sms}",
+                all.saturating_sub(1)
+            )));
+        }
+        Ok(Comm::Kernel { sms, compute_sms: all - sms })
+    }
+
+    /// What a table calls it: `copies` or `kernel on 16 SMs`.
+    pub fn describe(self) -> String {
+        match self {
+            Comm::Copies => "copies".to_string(),
+            Comm::Kernel { sms, .. } => format!("kernel on {sms} SM{}", if sms == 1 { "" } else { "s" }),
+        }
+    }
 }
 
 impl PairConfig {
@@ -141,19 +184,24 @@ impl PairConfig {
             BackendKind::Cuda => 256,
             BackendKind::Emulator => 1,
         };
-        PairConfig { rounds, blocks_per_sm: Some(4) }
+        PairConfig { rounds, blocks_per_sm: Some(4), comm: Comm::Copies }
     }
 }
 
-/// A chunk pair's buffers and kernel, on one device.
+/// A chunk pair's buffers and kernels, on one device.
 pub struct ChunkPair {
     /// `chains[0]`: the forward chunk's five buffers, `chains[1]` the backward chunk's.
     chains: [Vec<DeviceSlice<f32>>; 2],
     layer: Function,
     n: usize,
     rounds: i32,
-    grid: u32,
+    compute: LaunchConfig,
+    /// The communication kernel and its launch, with [`Comm::Kernel`]; copies otherwise.
+    comm: Option<(Function, LaunchConfig)>,
 }
+
+/// The name of the communication kernel in traces.
+const COMM_KERNEL: &str = "comm_copy";
 
 impl ChunkPair {
     /// Puts `tokens` at the start of the forward chain and `grads` at the start of the backward
@@ -184,12 +232,18 @@ impl ChunkPair {
             Ok(bufs)
         };
         let chains = [chain(tokens, &NAMES[0])?, chain(grads, &NAMES[1])?];
-        let blocks = (n as u32).div_ceil(BLOCK);
-        let grid = match config.blocks_per_sm {
-            Some(per_sm) => blocks.min(per_sm.max(1) * gpu.info().multiprocessors.max(1)),
-            None => blocks,
+        let (compute, comm) = match config.comm {
+            Comm::Copies => {
+                let blocks = (n as u32).div_ceil(BLOCK);
+                let grid = match config.blocks_per_sm {
+                    Some(per_sm) => blocks.min(per_sm.max(1) * gpu.info().multiprocessors.max(1)),
+                    None => blocks,
+                };
+                (LaunchConfig { grid_dim: (grid, 1, 1), block_dim: (BLOCK, 1, 1), shared_mem_bytes: 0 }, None)
+            }
+            Comm::Kernel { sms, compute_sms } => whole_sm_launches(gpu, &layer, n, sms, compute_sms)?,
         };
-        let pair = ChunkPair { chains, layer, n, rounds: config.rounds, grid };
+        let pair = ChunkPair { chains, layer, n, rounds: config.rounds, compute, comm };
         pair.warm_up(&stream)?;
         gpu.synchronize()?;
         Ok(pair)
@@ -203,9 +257,12 @@ impl ChunkPair {
         let (one, zero) = (1i32, 0i32);
         let mut launch = stream.launch_builder(&self.layer);
         launch.arg(&x).arg(&mut y).arg(&one).arg(&1.0f32).arg(&0.0f32).arg(&zero);
-        let cfg = LaunchConfig { grid_dim: (1, 1, 1), block_dim: (BLOCK, 1, 1), shared_mem_bytes: 0 };
+        let cfg = LaunchConfig { grid_dim: (1, 1, 1), ..self.compute };
         unsafe { launch.launch(cfg) }?;
-        stream.memcpy_dtod(&x, &mut y)
+        match &self.comm {
+            Some((f, cfg)) => comm_launch(stream, f, LaunchConfig { grid_dim: (1, 1, 1), ..*cfg }, &x, &mut y, 0),
+            None => stream.memcpy_dtod(&x, &mut y),
+        }
     }
 
     /// Elements per buffer.
@@ -217,29 +274,34 @@ impl ChunkPair {
         self.n == 0
     }
 
-    /// Issues `step` on `stream`: a `layer` launch for a computation, a device-to-device copy
-    /// for a communication. It waits for nothing: making it run after the step it reads from
-    /// ([`Step::after`]) is the caller's job, with an event when that step ran on another stream.
+    /// Issues `step` on `stream`: a `layer` launch for a computation; for a communication a
+    /// device-to-device copy, or the communication kernel ([`Comm::Kernel`]). It waits for
+    /// nothing: making it run after the step it reads from ([`Step::after`]) is the caller's
+    /// job, with an event when that step ran on another stream.
     pub fn run(&mut self, step: Step, stream: &Stream) -> Result<()> {
         let (chunk, pos) = step.place();
         let (done, todo) = self.chains[chunk].split_at_mut(pos + 1);
         let (x, y) = (&done[pos], &mut todo[0]);
         if step.is_communication() {
-            return stream.memcpy_dtod(x, y);
+            return match &self.comm {
+                Some((f, cfg)) => comm_launch(stream, f, *cfg, x, y, self.n),
+                None => stream.memcpy_dtod(x, y),
+            };
         }
         let (a, b) = step.coefficients();
         let n = self.n as i32;
-        let cfg = LaunchConfig { grid_dim: (self.grid, 1, 1), block_dim: (BLOCK, 1, 1), shared_mem_bytes: 0 };
         let mut launch = stream.launch_builder(&self.layer);
         launch.arg(x).arg(y).arg(&n).arg(&a).arg(&b).arg(&self.rounds);
-        unsafe { launch.launch(cfg) }
+        unsafe { launch.launch(self.compute) }
     }
 
     /// Which step a traced operation was: the one that writes the buffer it wrote.
     pub fn step_of(&self, op: &TraceOp) -> Option<Step> {
         let written = match &op.kind {
             OpKind::Copy { dir: CopyDir::DeviceToDevice, dst, .. } => (*dst)?,
-            OpKind::Launch { kernel, buffers, .. } if kernel == "layer" => buffers.iter().find(|(_, write)| *write)?.0,
+            OpKind::Launch { kernel, buffers, .. } if kernel == "layer" || kernel == COMM_KERNEL => {
+                buffers.iter().find(|(_, write)| *write)?.0
+            }
             _ => return None,
         };
         Step::FORWARD.into_iter().chain(Step::BACKWARD).find(|s| {
@@ -268,6 +330,48 @@ impl ChunkPair {
     }
 }
 
+/// The launches of [`Comm::Kernel`]: `layer` on `compute_sms` blocks and `comm_copy` on `sms`,
+/// every block of 1024 threads (or the device's most) with enough shared memory to hold its SM
+/// alone, checked with the occupancy calculator (the driver's, on a GPU).
+fn whole_sm_launches(
+    gpu: &Gpu,
+    layer: &Function,
+    n: usize,
+    sms: u32,
+    compute_sms: u32,
+) -> Result<(LaunchConfig, Option<(Function, LaunchConfig)>)> {
+    if !n.is_multiple_of(4) || sms == 0 || compute_sms == 0 {
+        return Err(GpuError::Size(format!(
+            "the communication kernel copies float4s and the pair needs SMs on both sides: \
+             {n} elements (a multiple of 4, please), {sms} SMs for it, {compute_sms} for the computation"
+        )));
+    }
+    let copy = gpu.load_module(Source::library("ep/sm_share.cu"))?.load_function(COMM_KERNEL)?;
+    let threads = gpu.info().max_threads_per_block.min(1024);
+    let shared = super::channels::whole_sm_shared_bytes(gpu)?;
+    for f in [layer, &copy] {
+        f.set_max_dynamic_shared_bytes(shared)?;
+        let per_sm = f.max_active_blocks_per_sm(threads, shared)?;
+        if per_sm != 1 {
+            return Err(GpuError::Size(format!(
+                "a block of {threads} threads with {shared} bytes of shared memory should hold an SM alone, but {per_sm} fit"
+            )));
+        }
+    }
+    let launch = |grid: u32| LaunchConfig { grid_dim: (grid, 1, 1), block_dim: (threads, 1, 1), shared_mem_bytes: shared };
+    Ok((launch(compute_sms), Some((copy, launch(sms)))))
+}
+
+/// `comm_copy` moving `n` floats (a multiple of 4) from `x` to `y`, once: each block copies its
+/// contiguous slice, as a channel copies its slice of the tokens.
+fn comm_launch(stream: &Stream, f: &Function, cfg: LaunchConfig, x: &DeviceSlice<f32>, y: &mut DeviceSlice<f32>, n: usize) -> Result<()> {
+    let (n4, rounds) = ((n / 4) as i64, 1i32);
+    let mut launch = stream.launch_builder(f);
+    launch.arg(x).arg(y).arg(&n4).arg(&rounds);
+    // SAFETY: x and y hold n floats; the kernel touches the first n / 4 float4s of each.
+    unsafe { launch.launch(cfg) }
+}
+
 /// Elements per buffer: enough that a copy takes far longer than the gaps between steps (on
 /// a GPU a few µs each, where one stream waits for an event of the other). 2^24 floats (64 MiB)
 /// on a GPU, where a copy then takes some 35 µs; 2^19 on the emulator, whose model charges the
@@ -293,15 +397,19 @@ pub fn is_compute(o: &TraceOp) -> bool {
     matches!(&o.kind, OpKind::Launch { kernel, .. } if kernel == "layer")
 }
 
-/// Is `o` one of the pair's communications?
+/// Is `o` one of the pair's communications (a copy, or the communication kernel)?
 pub fn is_communication(o: &TraceOp) -> bool {
-    matches!(o.kind, OpKind::Copy { dir: CopyDir::DeviceToDevice, .. })
+    match &o.kind {
+        OpKind::Copy { dir: CopyDir::DeviceToDevice, .. } => true,
+        OpKind::Launch { kernel, .. } => kernel == COMM_KERNEL,
+        _ => false,
+    }
 }
 
 /// How a run of the pair went, read from its trace. Times in microseconds.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Overlap {
-    /// `layer` launches and device-to-device copies found.
+    /// `layer` launches, and communications (copies or communication kernels), found.
     pub launches: usize,
     pub copies: usize,
     /// From the first step's start to the last step's end.
@@ -476,6 +584,8 @@ pub fn measure(gpu: &Gpu, plan: Plan, n: usize, config: PairConfig, reps: usize)
     let tokens = rng.vec_f32(n, -1.0, 1.0);
     let grads = rng.vec_f32(n, -1.0, 1.0);
     let mut pair = ChunkPair::new(gpu, &tokens, &grads, config)?;
+    // The measurement is read from the trace: a benchmark run before may have turned it off.
+    gpu.set_tracing(true);
     let mut best: Option<Measured> = None;
     for _ in 0..reps.max(1) {
         let (compute, comm) = (gpu.new_stream()?, gpu.new_stream()?);
@@ -526,6 +636,105 @@ pub fn overlap_table(runs: &[Measured]) -> String {
             o.comm_us,
             o.exposed_us(),
             100.0 * o.hidden_against(alone)
+        );
+    }
+    out
+}
+
+/// One row of [`comm_sweep`]: a way to communicate, and the pair in DualPipe's order with it.
+/// Times in microseconds.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SweepRow {
+    pub comm: Comm,
+    /// The four computations on one stream, on every SM (copies: one thread per element; a
+    /// kernel: one whole-SM block on each SM).
+    pub compute_alone_us: f64,
+    /// The four communications on one stream.
+    pub comm_alone_us: f64,
+    /// The pair in DualPipe's order, its first step's start to its last step's end.
+    pub pair_us: f64,
+    /// Time some computation ran during the pair.
+    pub compute_in_pair_us: f64,
+    /// [`Overlap::hidden_against`] the one-stream run of the same configuration.
+    pub hidden: f64,
+}
+
+impl SweepRow {
+    /// How much longer the computation took in the pair than alone on every SM (0.14: 14%):
+    /// the price of the SMs the communication holds, and of the memory bandwidth it takes.
+    pub fn compute_slowdown(&self) -> f64 {
+        if self.compute_alone_us > 0.0 { self.compute_in_pair_us / self.compute_alone_us - 1.0 } else { 0.0 }
+    }
+}
+
+/// The chunk pair in DualPipe's order, with copies and the computation filling the GPU (chapter
+/// 11's `--blocks-per-sm 0`), then with the communication as a kernel on each k of `comm_sms`
+/// and the computation on every other SM. Each row is checked against the CPU as
+/// [`measure`] checks it.
+pub fn comm_sweep(gpu: &Gpu, n: usize, rounds: i32, comm_sms: &[u32], reps: usize) -> anyhow::Result<Vec<SweepRow>> {
+    crate::reference::called("gpubook::chunk_pair::comm_sweep");
+    let all = gpu.info().multiprocessors;
+    let row = |comm: Comm, compute_alone_us: Option<f64>| -> anyhow::Result<SweepRow> {
+        let config = PairConfig { rounds, blocks_per_sm: None, comm };
+        let alone = measure(gpu, Plan::OneStream, n, config, reps)?.overlap;
+        let pair = measure(gpu, Plan::DualPipe, n, config, reps)?.overlap;
+        Ok(SweepRow {
+            comm,
+            compute_alone_us: compute_alone_us.unwrap_or(alone.compute_us),
+            comm_alone_us: alone.comm_us,
+            pair_us: pair.makespan_us,
+            compute_in_pair_us: pair.compute_us,
+            hidden: pair.hidden_against(&alone),
+        })
+    };
+    let mut rows = vec![row(Comm::Copies, None)?];
+    let Some(&first) = comm_sms.first() else { return Ok(rows) };
+    // The computation's baseline: its whole-SM blocks on every SM (a one-stream run, so the
+    // communication's SMs are idle while it computes).
+    let everywhere = PairConfig { rounds, blocks_per_sm: None, comm: Comm::Kernel { sms: first.clamp(1, all), compute_sms: all } };
+    let compute_alone_us = measure(gpu, Plan::OneStream, n, everywhere, reps)?.overlap.compute_us;
+    for &k in comm_sms {
+        rows.push(row(Comm::kernel(gpu, k)?, Some(compute_alone_us))?);
+    }
+    Ok(rows)
+}
+
+/// What [`comm_sweep_table`]'s columns mean, printed under it.
+pub const COMM_SWEEP_NOTE: &str = "\
+\"hidden\": 1 - (time in the pair when no computation ran) / (communication alone),
+as chapter 11 measures it. \"computation slower by\": the computation's time in the pair
+against alone on every SM; beside a kernel it has lost the k SMs the kernel holds.
+copies: `memcpy_dtod`, the computation one thread per element (filling the GPU), as
+`gpubook overlap --blocks-per-sm 0`.";
+
+/// The SMs a communication kernel holds in `gpubook overlap --comm kernel`'s rows: 4 to 32 on
+/// a GPU (an H200 has 132), and on the emulator a few of its SMs (16 by default).
+pub fn default_comm_sms(gpu: &Gpu) -> Vec<u32> {
+    let all = gpu.info().multiprocessors;
+    let wanted: &[u32] = match gpu.backend() {
+        BackendKind::Cuda => &[4, 8, 16, 24, 32],
+        BackendKind::Emulator => &[2, 4, 8],
+    };
+    wanted.iter().copied().filter(|&k| k < all).collect()
+}
+
+/// [`comm_sweep`]'s rows as a Markdown table.
+pub fn comm_sweep_table(rows: &[SweepRow]) -> String {
+    let mut out = String::from(
+        "| communication | computation alone (µs) | communication alone (µs) | pair (µs) | hidden | computation slower by |\n\
+         |---|---:|---:|---:|---:|---:|\n",
+    );
+    for r in rows {
+        let _ = writeln!(
+            out,
+            "| {} | {:.1} | {:.1} | {:.1} | {:.0}% | {:.0}% |",
+            r.comm.describe(),
+            r.compute_alone_us,
+            r.comm_alone_us,
+            r.pair_us,
+            100.0 * r.hidden,
+            // + 0.0: -0.0 would print as "-0".
+            (100.0 * r.compute_slowdown()).round() + 0.0
         );
     }
     out

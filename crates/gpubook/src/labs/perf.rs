@@ -174,14 +174,23 @@ pub(crate) struct Bench<'g> {
     warmups: usize,
     /// Counting needs the trace (the emulator); timing on a GPU runs without it.
     counting: bool,
+    /// The device is shared (the book's figures): its tracing goes back as it was.
+    was_tracing: bool,
+}
+
+impl Drop for Bench<'_> {
+    fn drop(&mut self) {
+        self.gpu.set_tracing(self.was_tracing);
+    }
 }
 
 impl<'g> Bench<'g> {
     pub fn new(gpu: &'g Gpu, config: BenchConfig) -> Result<Bench<'g>> {
         let counting = gpu.backend() == BackendKind::Emulator;
+        let was_tracing = gpu.tracing();
         gpu.set_tracing(counting);
         let warmups = if counting { 0 } else { 3 };
-        Ok(Bench { gpu, stream: gpu.default_stream(), reps: config.reps.max(1), warmups, counting })
+        Ok(Bench { gpu, stream: gpu.default_stream(), reps: config.reps.max(1), warmups, counting, was_tracing })
     }
 
     /// Median milliseconds of `f` (between two events on the stream), and on the emulator what
@@ -471,4 +480,23 @@ pub fn table(run: &PerfRun) -> String {
 
 fn count_runs(n: usize) -> String {
     if n == 1 { "1 run".into() } else { format!("{n} runs") }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The book's figures share one device: a bench that turned its trace off and left it so
+    /// made the chunk-pair recordings read zeros on the H200.
+    #[test]
+    fn a_bench_gives_the_devices_tracing_back() {
+        let Some(gpu) = crate::testing::device_or_skip("a_bench_gives_the_devices_tracing_back") else { return };
+        for before in [true, false] {
+            gpu.set_tracing(before);
+            let bench = Bench::new(&gpu, BenchConfig { elements: 1024, reps: 1 }).unwrap();
+            assert_eq!(gpu.tracing(), bench.counting);
+            drop(bench);
+            assert_eq!(gpu.tracing(), before);
+        }
+    }
 }

@@ -99,3 +99,13 @@ fn a_moe_layer_across_nodes_takes_the_two_hop_path() {
     let fwd = &r.traffic.iter().find(|(n, _)| n == "dispatch_forward").unwrap().1;
     assert_eq!(fwd.bytes(Link::Ib), 0, "the second hop stays inside the node");
 }
+
+#[test]
+fn the_channel_sweep_runs_chapter_14s_solution_and_checks_every_row() {
+    use gpubook::labs::channels::{SweepConfig, channel_sweep};
+    let Some(gpu) = device_or_skip("the_channel_sweep_runs_chapter_14s_solution_and_checks_every_row") else { return };
+    let cfg = SweepConfig::for_device(&gpu);
+    let rows = channel_sweep(&gpu, &cfg, &[1, 2]).unwrap();
+    assert_eq!(rows.iter().map(|r| r.channels).collect::<Vec<_>>(), [1, 2]);
+    assert!(rows.iter().all(|r| r.ms > 0.0 && r.bytes > 0), "{:?}", rows.iter().map(|r| r.ms).collect::<Vec<_>>());
+}

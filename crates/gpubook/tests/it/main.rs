@@ -5,6 +5,7 @@
 mod access;
 mod api;
 mod bug_zoo;
+mod chunk_pair;
 mod demos_ch03;
 mod demos_ch04;
 mod demos_ch07_ch09;

@@ -32,3 +32,23 @@ fn a_stub_fails_with_its_report_and_a_solution_passes_and_counts() {
     assert!(passed.html().contains("✓ ch03-vector-add passed") && passed.not_recorded.is_none(), "{}", passed.html());
     assert_eq!(Progress::load(dir.path()).standing(dir.path(), ex), Standing::Passed, "a notebook's pass counts");
 }
+
+#[test]
+fn a_failing_notebook_does_not_clear_a_pass_of_the_files() {
+    if device_or_skip("a_failing_notebook_does_not_clear_a_pass_of_the_files").is_none() {
+        return;
+    }
+    let dir = course();
+    let catalog = gpubook::catalog::Catalog::load(dir.path()).unwrap();
+    let ex = catalog.get("ch03-vector-add").unwrap();
+    let passed = check_in(dir.path(), "ch03", "vector_add", || ch03::vector_add(solutions::ch03::vector_add));
+    assert!(passed.passed() && passed.not_recorded.is_none(), "{passed}");
+    // Running the chapter's notebook top to bottom runs the stub's check too.
+    let stub = |_: &Gpu, _: &[f32], _: &[f32]| -> Result<Vec<f32>> { todo!("copy a and b to the device, ...") };
+    let failed = check_in(dir.path(), "ch03", "vector_add", || ch03::vector_add(stub));
+    assert!(!failed.passed());
+    assert!(failed.html().contains("passed already"), "{}", failed.html());
+    let progress = Progress::load(dir.path());
+    assert_eq!(progress.standing(dir.path(), ex), Standing::Passed, "the pass of the files stands");
+    assert_eq!(progress.entry("ch03-vector-add").attempts, 2, "the attempt still counts");
+}

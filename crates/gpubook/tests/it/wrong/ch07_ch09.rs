@@ -2,13 +2,13 @@
 //! name the idea the mistake misses (a grader that cannot fail is a bug). That the solutions pass
 //! is the solutions crate's test. Without a device every test prints SKIPPED.
 //!
-//! Wrong kernels live under tests/wrong/ch08/; the other mistakes are host code, written here
-//! against the chapters' own kernels.
+//! Wrong kernels are mutations of the solutions' (`mutant`); the other mistakes are host code,
+//! written here against the chapters' own kernels.
 
 use gpubook::gpu::{Event, Gpu, LaunchConfig, MappedHostSlice, PinnedHostSlice, Result, Source};
 use gpubook::grade::ch09::CombineInput;
 use gpubook::grade::{ch07, ch08, ch09};
-use gpubook::testing::{expect_failure, root};
+use gpubook::testing::{expect_failure, mutant, root};
 
 fn kernel(path: &str) -> Source {
     Source::file(root().join(path))
@@ -179,29 +179,40 @@ fn ping_pong_without_the_setup_event() {
 
 // ---- ch08-ll-buffers ----
 
-fn ll(path: &'static str) -> impl Fn() -> Source {
-    move || kernel(path)
+/// The solution's kernel with `edits`: each wrong answer is a small mutation of it.
+fn ll(edits: &[(&str, &str)]) -> impl Fn() -> Source {
+    let text = mutant("ch08/ll_buffers.cu", edits);
+    move || Source::text("ll_buffers.cu", text.clone())
 }
 
+/// One buffer: ll_flip never flips, so the "next" buffer a rank cleans is the one its peers are
+/// writing this operation's counts into.
 #[test]
 fn ll_buffers_with_a_single_buffer() {
     expect_failure("ll_buffers_with_a_single_buffer", &["With a single buffer there is no safe moment to clean"], || {
-        ch08::ll_buffers(ll("crates/gpubook/tests/wrong/ch08/ll_single_buffer.cu"))
+        ch08::ll_buffers(ll(&[("*idx ^= 1;", "")]))
     });
 }
 
+/// Two buffers, but nobody zeroes the next one's signals: the counts of two operations ago are
+/// still there when it comes back.
 #[test]
 fn ll_buffers_without_cleaning() {
+    let no_clean = [("for (int s = threadIdx.x; s < c.ranks; s += 32) ll_clean(c, &mine.signals[s]);", "(void)mine;")];
     expect_failure("ll_buffers_without_cleaning", &["stale read", "must be zeroed before the buffer is used again"], || {
-        ch08::ll_buffers(ll("crates/gpubook/tests/wrong/ch08/ll_no_clean.cu"))
+        ch08::ll_buffers(ll(&no_clean))
     });
 }
 
+/// The count goes out as n, not -n-1, and is read back as such: a count of zero is then
+/// indistinguishable from "not arrived".
 #[test]
 fn ll_buffers_with_plain_counts() {
-    expect_failure("ll_buffers_with_plain_counts", &["a count written as 0", "-n-1"], || {
-        ch08::ll_buffers(ll("crates/gpubook/tests/wrong/ch08/ll_plain_count.cu"))
-    });
+    let plain = [
+        ("signals[c.rank], -ll_count(c, peer) - 1);", "signals[c.rank], ll_count(c, peer));"),
+        ("int n = -ll_get_count(c, &mine.signals[s]) - 1;", "int n = ll_get_count(c, &mine.signals[s]);"),
+    ];
+    expect_failure("ll_buffers_with_plain_counts", &["a count written as 0", "-n-1"], || ch08::ll_buffers(ll(&plain)));
 }
 
 // ---- ch09-zero-copy-combine ----

@@ -7,9 +7,11 @@ chromedriver session as book_check.py) and:
      finds the out-of-bounds diagnostic and line 4 highlighted in the editor;
   2. reloads the page and finds the edit kept (localStorage);
   3. clicks Reset, then Run, and finds "ok";
-  4. clicks Check in the vector add exercise box and finds the grader's report on the untouched
-     stub (`gpubook check`'s, so progress is recorded as on the command line);
-  5. takes the barrier out of chapter 4's block reverse, clicks Run, and finds the data race
+  4. clicks Run in the vector add exercise box, whose editor starts from the stub, and finds
+     the run's report (c never written) and the map of what it touched (c's cells red);
+  5. clicks Check in the same box and finds the grader's report on the untouched stub
+     (`gpubook check`'s, so progress is recorded as on the command line);
+  6. takes the barrier out of chapter 4's block reverse, clicks Run, and finds the data race
      with both of its lines marked.
 
 Usage: playground_check.py [--gpubook target/release/gpubook] [--shots DIR]
@@ -148,23 +150,46 @@ def main():
         if status != "ok" or ": ok" not in out:
             sys.exit(f"playground: FAIL: the page's own kernel did not run clean: {status!r}\n{out}")
 
-        # 4. Check the (untouched) exercise: its grader's report in the page.
+        # 4. Run the exercise's kernel from its box: the stub writes nothing, and the map says so.
         box = f"#exercise-{EXERCISE}"
+        run_box = f"{box} .gpubook-play[data-play='{EXERCISE}']"
+        stub = page.js(f"return document.querySelector(\"{run_box} textarea\").value")
+        if "TODO" not in stub or "threadIdx" in stub:
+            sys.exit(f"playground: FAIL: the exercise's editor should start from the stub:\n{stub}")
         t0 = time.time()
-        page.click(f"{box} .gpubook-play-check")
+        page.click(f"{run_box} .gpubook-play-run")
         status = page.wait(
-            f"(() => {{ const s = document.querySelector('{box} .gpubook-play-status').textContent;"
+            f"(() => {{ const s = document.querySelector(\"{run_box} .gpubook-play-status\").textContent;"
+            " return s && !s.startsWith('running') ? s : null; })()",
+            120,
+            "the exercise's run finished",
+        )
+        out = page.js(f"return document.querySelector(\"{run_box} .gpubook-play-out\").textContent")
+        figure = page.js(f"return document.querySelector(\"{run_box} svg.gpubook-touch-map\")?.textContent || ''")
+        red = page.js(f"return [...document.querySelectorAll(\"{run_box} svg.gpubook-touch-map rect\")]"
+                      ".filter((r) => r.querySelector('title') && r.getAttribute('fill') === 'rgb(225,87,89)').length")
+        print(f"playground: Run in the {EXERCISE} box: {status!r} in {time.time() - t0:.1f} s; {red} red cells in the map")
+        if "1000 still hold the 0xFF poison" not in out or "c  (float[1000])" not in figure or "1000 never written" not in figure or red < 1:
+            sys.exit(f"playground: FAIL: expected the stub's run (c never written) and its map; got {status!r}:\n{out}\n{figure}")
+        page.shot(run_box, a.shots / "exercise-run.png")
+
+        # 5. Check the (untouched) exercise: its grader's report in the page.
+        check = f"{box} .gpubook-check"
+        t0 = time.time()
+        page.click(f"{check} .gpubook-play-check")
+        status = page.wait(
+            f"(() => {{ const s = document.querySelector('{check} .gpubook-play-status').textContent;"
             " return s && !s.startsWith('grading') ? s : null; })()",
             900,
             "the check finished",
         )
-        report = page.js(f"return document.querySelector('{box} .gpubook-play-out').textContent")
+        report = page.js(f"return document.querySelector('{check} .gpubook-play-out').textContent")
         print(f"playground: Check {EXERCISE}: {status!r} in {time.time() - t0:.1f} s")
         if status != "not yet" or f"{EXERCISE} is not solved yet" not in report:
             sys.exit(f"playground: FAIL: expected the stub's report; got {status!r}:\n{report}")
         page.shot(box, a.shots / "check.png")
 
-        # 5. A race: chapter 4's block reverse without its barrier names both lines.
+        # 6. A race: chapter 4's block reverse without its barrier names both lines.
         race = ".gpubook-play[data-play='reverse_blocks']"
         browser.open(f"http://127.0.0.1:{port}/ch04-shared-memory/index.html", 1280)
         page.wait(f"document.querySelector(\"{race} textarea\")", 30, "chapter 4's listing became an editor")

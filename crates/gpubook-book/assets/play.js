@@ -54,7 +54,11 @@
     buttons.append(run, reset, status);
     const out = el("pre", "gpubook-play-out");
     out.hidden = true;
-    box.prepend(editor, buttons, out);
+    const figure = el("div", "gpubook-play-map");
+    figure.hidden = true;
+    const title = box.querySelector(":scope > .gpubook-play-title");
+    if (title) title.after(editor, buttons, out, figure);
+    else box.prepend(editor, buttons, out, figure);
 
     // The diagnostic's line in red (gutter and a band across the code); other lines it names
     // (a race's other access) in the gutter.
@@ -90,6 +94,7 @@
       localStorage.removeItem(key);
       lines();
       out.hidden = true;
+      figure.hidden = true;
       status.textContent = "";
     });
     run.addEventListener("click", async () => {
@@ -100,6 +105,8 @@
         const r = await post("/__gpubook/run", { id, source: text.value });
         out.textContent = r.output;
         out.hidden = false;
+        figure.replaceChildren(...(r.map ? [touchMap(r.map)] : []));
+        figure.hidden = !r.map;
         if (r.ok) say(status, "ok", true);
         else say(status, r.timed_out ? "stopped: too slow" : r.line ? "failed at line " + r.line : "failed", false);
         mark(r.lines);
@@ -110,6 +117,80 @@
       }
     });
     lines();
+  }
+
+  // What a run touched (gpubook run --map), drawn for the book's 750 px column: per buffer a
+  // strip of cells, each one element or a few, blue where the launches wrote, grey where the
+  // element kept its first value, red where it still holds the poison of a buffer never written.
+  const SVG = "http://www.w3.org/2000/svg";
+  const COLUMN = 750, LEFT = 44, PER_ROW = 50, CELL = 13; // 44 + 50 × 14 px: 744
+  function svg(tag, attrs, text) {
+    const e = document.createElementNS(SVG, tag);
+    for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, v);
+    if (text !== undefined) e.textContent = text;
+    return e;
+  }
+  function mix(a, b, t) {
+    const c = (x, y) => Math.round(x + (y - x) * t);
+    return `rgb(${c(a[0], b[0])},${c(a[1], b[1])},${c(a[2], b[2])})`;
+  }
+  const GREY = [224, 224, 224], BLUE = [78, 121, 167], RED = [225, 87, 89];
+  function touchMap(map) {
+    const fig = svg("svg", { class: "gpubook-touch-map", role: "img", "font-family": "sans-serif", "font-size": "12" });
+    const parts = [];
+    let y = 18;
+    const dims = (d) => (d[1] === 1 && d[2] === 1 ? String(d[0]) : d.filter((x, i) => i < 2 || x !== 1).join("×"));
+    const launches = map.launches.map((l) => `${l.kernel}<<<${dims(l.grid)}, ${dims(l.block)}>>>`).join(", then ");
+    parts.push(svg("text", { x: 0, y, "font-weight": "bold", "font-size": "13" }, "What the run touched: " + launches));
+    y += 18;
+    const threads = map.launches.map((l) => l.threads).filter((t) => t != null);
+    const how = threads.length ? `${threads.join(" + ")} threads ran to the end, ` : "";
+    parts.push(svg("text", { x: 0, y, fill: "#666" }, `${how}on ${map.backend}; a cell is one element, or a few where it says so`));
+    y += 10;
+    const legend = [[BLUE, "written by the launches"], [GREY, "kept its first value"], [RED, "never written (still the poison)"]];
+    let x = 0;
+    y += 14;
+    for (const [c, label] of legend) {
+      parts.push(svg("rect", { x, y: y - 10, width: 11, height: 11, fill: mix(c, c, 0) }));
+      parts.push(svg("text", { x: x + 15, y }, label));
+      x += 30 + label.length * 6.4;
+    }
+    y += 12;
+    for (const b of map.buffers) {
+      y += 20;
+      const traffic = (name, t) => (t ? `${name} ${t[0]} req / ${t[1]} sectors` : null);
+      const counts = [traffic("loads", b.loads), traffic("stores", b.stores), b.atomics ? `${b.atomics} atomics` : null]
+        .filter(Boolean)
+        .join(" · ");
+      const what = `${b.written_total} written` + (b.poisoned ? `, ${b.unwritten_total} never written` : "");
+      parts.push(svg("text", { x: 0, y, "font-weight": "bold" }, `${b.name}  (${b.type}[${b.n}])`));
+      parts.push(svg("text", { x: 200, y, fill: "#444" }, `${what}${counts ? "; " + counts : ""}`));
+      y += 6;
+      b.written.forEach((w, i) => {
+        const row = Math.floor(i / PER_ROW), col = i % PER_ROW;
+        const top = y + row * (CELL + 2);
+        if (col === 0) {
+          parts.push(svg("text", { x: LEFT - 6, y: top + CELL - 2, "text-anchor": "end", "font-size": "11", fill: "#666" }, String(i * b.per_cell)));
+        }
+        const u = b.unwritten[i] / 100;
+        const fill = u > 0 ? mix(GREY, RED, Math.max(u, 0.35)) : mix(GREY, BLUE, w / 100);
+        const cell = svg("rect", { x: LEFT + col * (CELL + 1), y: top, width: CELL, height: CELL, fill });
+        const first = i * b.per_cell, last = Math.min(first + b.per_cell, b.n) - 1;
+        const which = first === last ? `${b.name}[${first}]` : `${b.name}[${first}..=${last}]`;
+        cell.append(svg("title", {}, `${which}: ${w}% written` + (b.poisoned ? `, ${b.unwritten[i]}% never written` : "")));
+        parts.push(cell);
+      });
+      const rows = Math.ceil(b.written.length / PER_ROW);
+      y += rows * (CELL + 2);
+      if (b.per_cell > 1) {
+        y += 13;
+        parts.push(svg("text", { x: LEFT, y, "font-size": "11", fill: "#666" }, `each cell: ${b.per_cell} elements`));
+      }
+    }
+    fig.setAttribute("viewBox", `0 0 ${COLUMN} ${y + 8}`);
+    fig.setAttribute("width", "100%");
+    fig.append(...parts);
+    return fig;
   }
 
   function exercise(box) {

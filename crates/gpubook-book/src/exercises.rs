@@ -4,12 +4,14 @@
 //! passes. The catalog is the one list of exercises, so the book also fails when an exercise has
 //! no box in its chapter.
 
+use super::play::Listing;
 use super::{markers, signatures, wrap};
 use anyhow::{anyhow, bail};
 use gpubook::catalog::{Catalog, Exercise};
 use mdbook_preprocessor::book::{Book, BookItem};
 use mdbook_preprocessor::{Preprocessor, PreprocessorContext};
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 /// Where the report an untouched stub gets is kept, one `<exercise-id>.txt` each.
 pub const STUB_REPORTS: &str = "crates/gpubook/tests/snapshots/stub-reports";
@@ -20,13 +22,15 @@ pub struct ExerciseBoxes {
     drafts: Vec<u32>,
     /// The workspace root (exercises/ and the stub reports are read from it).
     root: PathBuf,
+    /// The exercises' runnable kernels (their `run` launches), for the served book.
+    pub listings: Arc<Mutex<Vec<Listing>>>,
 }
 
 impl ExerciseBoxes {
     pub const NAME: &'static str = "gpubook-exercises";
 
-    pub fn new(catalog: Catalog, drafts: Vec<u32>, root: &Path) -> Self {
-        ExerciseBoxes { catalog, drafts, root: root.to_path_buf() }
+    pub fn new(catalog: Catalog, drafts: Vec<u32>, root: &Path, listings: Arc<Mutex<Vec<Listing>>>) -> Self {
+        ExerciseBoxes { catalog, drafts, root: root.to_path_buf(), listings }
     }
 
     /// What a box shows beyond the catalog: the stub's signatures and, when one is recorded,
@@ -36,7 +40,7 @@ impl ExerciseBoxes {
         let signatures = signatures::of_files(&self.root.join("exercises"), &e.files, &e.function, &others)?;
         let report_path = self.root.join(STUB_REPORTS).join(format!("{}.txt", e.id));
         let stub_report = std::fs::read_to_string(&report_path).ok();
-        Ok(Extras { signatures, stub_report })
+        Ok(Extras { signatures, stub_report, listing: Listing::of_exercise(e, &self.root)? })
     }
 }
 
@@ -45,6 +49,8 @@ impl ExerciseBoxes {
 pub struct Extras {
     pub signatures: Vec<signatures::Signature>,
     pub stub_report: Option<String>,
+    /// The kernel's launch, when it has one (its source: the stub in exercises/).
+    pub listing: Option<Listing>,
 }
 
 impl Preprocessor for ExerciseBoxes {
@@ -56,6 +62,7 @@ impl Preprocessor for ExerciseBoxes {
         let mut errors = Vec::new();
         // (exercise id, page) of every box, to find exercises without one.
         let mut boxes: Vec<(String, std::path::PathBuf)> = Vec::new();
+        let mut listings = Vec::new();
         book.for_each_mut(|item| {
             let BookItem::Chapter(ch) = item else { return };
             let Some(path) = ch.path.clone() else { return };
@@ -68,7 +75,10 @@ impl Preprocessor for ExerciseBoxes {
                 let id = m.args.positional(0).ok_or_else(|| anyhow!("names no exercise (`{{{{#exercise ch03-vector-add}}}}`)"))?;
                 let e = self.catalog.get(id).ok_or_else(|| anyhow!("no exercise `{id}` in exercises.toml"))?;
                 boxes.push((id.to_string(), path.clone()));
-                Ok(render(e, &self.extras(e)?))
+                let extras = self.extras(e)?;
+                let html = render(e, &extras);
+                listings.extend(extras.listing);
+                Ok(html)
             });
             match rendered {
                 Ok(content) => ch.content = content,
@@ -88,6 +98,7 @@ impl Preprocessor for ExerciseBoxes {
         if let Some(first) = errors.into_iter().reduce(|all, e| anyhow!("{all:#}\n{e:#}")) {
             bail!("{first:#}");
         }
+        *gpubook::sync::lock(&self.listings) = listings;
         Ok(book)
     }
 }
@@ -136,9 +147,46 @@ pub fn render(e: &Exercise, x: &Extras) -> String {
             esc(&e.id)
         );
     }
+    out += &run_html(e, x.listing.as_ref());
     // The served book puts a Check button and the report here (src/playground.rs).
     out += &format!("<div class=\"gpubook-check\" data-check=\"{}\"></div>\n", esc(&e.id));
     out + "</div>\n"
+}
+
+/// The kernel's editor with Run, served (src/play.rs's listing, its source the stub: never
+/// the answer); in the static book, how to run it locally. A kernel that cannot run alone says
+/// why.
+fn run_html(e: &Exercise, listing: Option<&Listing>) -> String {
+    if let Some(l) = listing {
+        return format!(
+            "<div class=\"gpubook-play gpubook-exercise-run\" data-play=\"{id}\" data-source=\"{src}\">\n\
+             <div class=\"gpubook-play-title\">Try the kernel: <code>{kernel}&lt;&lt;&lt;{grid}, {block}&gt;&gt;&gt;</code> on \
+             the page's buffers, starting from the stub</div>\n\
+             <p class=\"gpubook-play-local\">Served (<code>gpubook book --serve</code>), this is an editor with a Run \
+             button: it shows the diagnostics, the buffers and which elements the launch wrote. Locally, on your file: \
+             <code>{cmd}</code></p>\n</div>\n",
+            id = esc(&l.id),
+            src = esc(&l.source).replace('\n', "&#10;"),
+            kernel = esc(&l.kernel),
+            grid = esc(&dims(&l.grid)),
+            block = esc(&dims(&l.block)),
+            cmd = esc(&l.command()),
+        );
+    }
+    match &e.no_run {
+        Some(why) => format!(
+            "<p class=\"gpubook-exercise-norun\">No Run button for this kernel: {}. <code>gpubook check {}</code> runs it \
+             with its grader.</p>\n",
+            esc(why),
+            esc(&e.id)
+        ),
+        None => String::new(),
+    }
+}
+
+/// `4` as it is, `3,2` as CUDA C's `(3, 2)`.
+fn dims(d: &str) -> String {
+    if d.contains(',') { format!("({})", d.split(',').map(str::trim).collect::<Vec<_>>().join(", ")) } else { d.to_string() }
 }
 
 /// Each signature under the file it is in: its summary as a comment, then the declaration.
@@ -186,6 +234,8 @@ mod tests {
             answers: vec![],
             concepts: vec!["the boundary guard".into()],
             hints: vec!["Use `if (i < n)`.".into(), "Then alloc_zeros::<f32>(n) & `Vec<f32>`.".into()],
+            run: None,
+            no_run: None,
         }
     }
 
@@ -197,7 +247,11 @@ mod tests {
             declaration: "pub fn vector_add(gpu: &Gpu, a: &[f32], b: &[f32]) -> Result<Vec<f32>> { ... }".into(),
             lang: "rust",
         };
-        let x = Extras { signatures: vec![sig], stub_report: Some("FAIL ch03-vector-add\n\nnot yet implemented: <copy a>".into()) };
+        let x = Extras {
+            signatures: vec![sig],
+            stub_report: Some("FAIL ch03-vector-add\n\nnot yet implemented: <copy a>".into()),
+            listing: None,
+        };
         let html = render(&exercise(), &x);
         assert!(
             html.contains("<code>exercises/src/ch03.rs</code></div><pre><code class=\"language-rust\">/// c = a + b.\npub fn vector_add(")
@@ -215,5 +269,88 @@ mod tests {
         // The last hint spells out the code: only `gpubook hint` gives it.
         assert!(!html.contains("alloc_zeros"), "{html}");
         assert!(html.contains("Hint 2 of 2, which shows the code: <code>gpubook hint ch03-vector-add</code>"));
+    }
+}
+
+/// The catalog's `run` launches against the kernels they name.
+#[cfg(test)]
+mod run_tests {
+    use super::*;
+    use gpubook::launch_spec::parse_launch;
+
+    /// The parameter count of `__global__ ... name(...)` in `text`, when it defines one.
+    fn parameters(text: &str, name: &str) -> Option<usize> {
+        let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
+        let at = flat.find(&format!(" {name}("))?;
+        if !flat[..at].rsplit(';').next()?.contains("__global__") {
+            return None;
+        }
+        let params = &flat[at + name.len() + 2..];
+        let params = &params[..params.find(')')?];
+        Some(if params.trim().is_empty() { 0 } else { params.split(',').count() })
+    }
+
+    #[test]
+    fn parameters_are_counted_in_global_functions_only() {
+        let text = "__device__ int f(int a);\nextern \"C\" __global__ void\nk(const float* x,\n  int n) {}";
+        assert_eq!(parameters(text, "k"), Some(2));
+        assert_eq!(parameters(text, "f"), None);
+        assert_eq!(parameters(text, "g"), None);
+    }
+
+    #[test]
+    fn every_kernel_exercise_declares_a_launch_or_why_not_and_each_launch_fits_its_kernel() {
+        let root = gpubook::paths::root();
+        let catalog = Catalog::load(&root).unwrap();
+        let mut problems = Vec::new();
+        for e in &catalog.exercises {
+            let has_kernel = e.files.iter().any(|f| f.ends_with(".cu"));
+            if has_kernel != (e.run.is_some() || e.no_run.is_some()) {
+                problems.push(format!("{}: a kernel file needs `run` or `no_run`, and only a kernel file", e.id));
+            }
+            let Some(launch) = e.launch() else { continue };
+            let launch = match launch {
+                Ok(l) => l,
+                Err(err) => {
+                    problems.push(format!("{err:#}"));
+                    continue;
+                }
+            };
+            let mut kernels = vec![(launch.kernel.clone(), launch.args.len())];
+            for t in &launch.then {
+                let l = parse_launch(t, Path::new(".")).unwrap();
+                kernels.push((l.kernel, l.args.len()));
+            }
+            for side in ["solutions", "exercises"] {
+                let text = std::fs::read_to_string(root.join(side).join(&launch.file)).unwrap();
+                for (kernel, args) in &kernels {
+                    match parameters(&text, kernel) {
+                        Some(n) if n == *args => {}
+                        Some(n) => problems.push(format!("{}: {kernel} takes {n} parameters, the run gives {args}", e.id)),
+                        None => problems.push(format!("{}: no __global__ {kernel} in {side}/{}", e.id, launch.file)),
+                    }
+                }
+            }
+        }
+        assert!(problems.is_empty(), "exercises.toml:\n{}", problems.join("\n"));
+    }
+
+    #[test]
+    fn a_runnable_box_has_the_stub_and_a_local_command_and_never_the_answer() {
+        let root = gpubook::paths::root();
+        let catalog = Catalog::load(&root).unwrap();
+        let e = catalog.get("ch03-vector-add").unwrap();
+        let listing = Listing::of_exercise(e, &root).unwrap().expect("vector add has a run");
+        let stub = std::fs::read_to_string(root.join("exercises/kernels/ch03/vector_add.cu")).unwrap();
+        let stub_line = stub.lines().find(|l| l.contains("TODO")).expect("the stub has a TODO");
+        let html = render(e, &Extras { listing: Some(listing), ..Extras::default() });
+        assert!(html.contains("data-play=\"ch03-vector-add\""), "{html}");
+        assert!(html.contains(&esc(stub_line.trim())), "the editor starts from the stub");
+        assert!(!html.contains("blockIdx.x * blockDim.x + threadIdx.x"), "the answer is on the page: {html}");
+        assert!(html.contains("gpubook run exercises/kernels/ch03/vector_add.cu --kernel vector_add --grid 4 --block 256"));
+        let ll = catalog.get("ch08-ll-buffers").unwrap();
+        let html = render(ll, &Extras::default());
+        assert!(html.contains(&format!("No Run button for this kernel: {}", esc(ll.no_run.as_deref().unwrap()))), "{html}");
+        assert!(!html.contains("data-play"));
     }
 }

@@ -167,10 +167,11 @@ pub fn build(opts: &Options) -> anyhow::Result<Report> {
     let nb_stats = Arc::new(Mutex::new(notebooks::NotebookStats::default()));
     let cache = cache::Cache::new(opts.cache_dir.clone(), &opts.root, opts.use_cache);
     let listings = Arc::new(Mutex::new(Vec::new()));
+    let exercise_listings = Arc::new(Mutex::new(Vec::new()));
     let play_cache = cache::Cache::new(opts.cache_dir.clone(), &opts.root, opts.use_cache);
     book.with_preprocessor(includes::IncludeCheck)
         .with_preprocessor(summary::Contents { summary: summary_text.clone(), catalog: catalog.clone(), drafts: drafts.clone() })
-        .with_preprocessor(exercises::ExerciseBoxes::new(catalog.clone(), drafts.clone(), &opts.root))
+        .with_preprocessor(exercises::ExerciseBoxes::new(catalog.clone(), drafts.clone(), &opts.root, exercise_listings.clone()))
         .with_preprocessor(figures::Figures::new(cache, stats.clone(), &opts.root, opts.record.clone()))
         .with_preprocessor(play::Play::new(&opts.root, play_cache, opts.gpubook_exe.clone(), listings.clone()))
         .with_preprocessor(notebooks::Notebooks::new(catalog, drafts.clone(), &opts.root, opts.notebooks.clone(), nb_stats.clone()))
@@ -199,6 +200,13 @@ pub fn build(opts: &Options) -> anyhow::Result<Report> {
     }
     let figures = lock(&stats).clone();
     let notebooks = lock(&nb_stats).clone();
-    let listings = lock(&listings).clone();
+    let mut all = lock(&exercise_listings).clone();
+    for l in lock(&listings).iter() {
+        if all.iter().any(|o| o.id == l.id) {
+            bail!("a runnable listing and an exercise are both called `{}`: give the listing another `id=`", l.id);
+        }
+        all.push(l.clone());
+    }
+    let listings = all;
     Ok(Report { dest: opts.dest.clone(), pages, figures, notebooks, api, drafts, secs: started.elapsed().as_secs_f64(), listings })
 }

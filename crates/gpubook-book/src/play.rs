@@ -8,6 +8,7 @@ use super::cache::Cache;
 use super::markers::{self, Marker};
 use super::wrap;
 use anyhow::{Context, anyhow, bail};
+use gpubook::catalog::Exercise;
 use mdbook_preprocessor::book::{Book, BookItem};
 use mdbook_preprocessor::{Preprocessor, PreprocessorContext};
 use std::path::{Path, PathBuf};
@@ -29,6 +30,10 @@ pub struct Listing {
     pub block: String,
     /// `gpubook run`'s `--arg`s, in order.
     pub args: Vec<String>,
+    /// Dynamic shared memory per block, in bytes.
+    pub shared: u32,
+    /// `gpubook run`'s `--then` launches, in order.
+    pub then: Vec<String>,
 }
 
 impl Listing {
@@ -39,7 +44,7 @@ impl Listing {
         let text = std::fs::read_to_string(root.join(file)).with_context(|| format!("reading {file}"))?;
         let source = match anchor {
             Some(a) => anchored(&text, a).with_context(|| format!("in {file}"))?,
-            None => text.lines().filter(|l| !l.contains("ANCHOR")).collect::<Vec<_>>().join("\n") + "\n",
+            None => without_anchors(&text),
         };
         let kernel: String = m.args.need("kernel")?;
         let id = m.args.raw("id").unwrap_or(&kernel).to_string();
@@ -55,7 +60,28 @@ impl Listing {
             grid: m.args.get("grid", "1".to_string())?,
             block: m.args.get("block", "32".to_string())?,
             args,
+            shared: 0,
+            then: Vec::new(),
         })
+    }
+
+    /// An exercise's kernel with its catalog `run` launch, the source its stub in `exercises/`.
+    pub fn of_exercise(e: &Exercise, root: &Path) -> anyhow::Result<Option<Listing>> {
+        let Some(launch) = e.launch() else { return Ok(None) };
+        let launch = launch?;
+        let file = format!("exercises/{}", launch.file);
+        let text = std::fs::read_to_string(root.join(&file)).with_context(|| format!("reading {file}"))?;
+        Ok(Some(Listing {
+            id: e.id.clone(),
+            file,
+            source: without_anchors(&text),
+            kernel: launch.kernel,
+            grid: launch.grid,
+            block: launch.block,
+            args: launch.args,
+            shared: launch.shared,
+            then: launch.then,
+        }))
     }
 
     /// `gpubook run`'s arguments for this launch of `file`.
@@ -70,9 +96,17 @@ impl Listing {
             "--block".into(),
             self.block.clone(),
         ];
+        if self.shared > 0 {
+            a.push("--shared".into());
+            a.push(self.shared.to_string());
+        }
         for arg in &self.args {
             a.push("--arg".into());
             a.push(arg.clone());
+        }
+        for then in &self.then {
+            a.push("--then".into());
+            a.push(then.clone());
         }
         a
     }
@@ -80,9 +114,13 @@ impl Listing {
     /// The command a reader types to run the listing's file as it is.
     pub fn command(&self) -> String {
         let quoted: Vec<String> =
-            self.run_args(Path::new(&self.file)).into_iter().map(|a| if a.contains('[') { format!("'{a}'") } else { a }).collect();
+            self.run_args(Path::new(&self.file)).into_iter().map(|a| if a.contains(['[', ' ']) { format!("'{a}'") } else { a }).collect();
         format!("gpubook {}", quoted.join(" "))
     }
+}
+
+fn without_anchors(text: &str) -> String {
+    text.lines().filter(|l| !l.contains("ANCHOR")).collect::<Vec<_>>().join("\n") + "\n"
 }
 
 /// The lines between `ANCHOR: name` and `ANCHOR_END: name`, without other anchors' lines.
@@ -104,6 +142,8 @@ pub struct RunOutput {
     /// diagnostic's first: a race names two.
     pub lines: Vec<u32>,
     pub timed_out: bool,
+    /// What the run touched (`gpubook run --map`'s JSON), when it wrote one.
+    pub map: Option<serde_json::Value>,
 }
 
 /// Runs `source` as the listing's launch with `gpubook run` in a child process in a fresh
@@ -113,11 +153,13 @@ pub fn run(exe: &Path, listing: &Listing, source: &str, limit: Duration) -> anyh
     let dir = tempfile::tempdir().context("making a folder for the run")?;
     let file = dir.path().join(format!("{}.cu", listing.id));
     std::fs::write(&file, source).context("writing the kernel")?;
+    let map_file = dir.path().join("map.json");
     let mut cmd = Command::new(exe);
-    cmd.args(listing.run_args(&file)).current_dir(dir.path()).env("NO_COLOR", "1");
+    cmd.args(listing.run_args(&file)).arg("--map").arg(&map_file).current_dir(dir.path()).env("NO_COLOR", "1");
     let (status, output, timed_out) = run_limited(cmd, limit)?;
     let shown = output.replace(&file.display().to_string(), "line");
-    Ok(RunOutput { ok: status == Some(0) && !timed_out, lines: lines_named(&shown), output: shown, timed_out })
+    let map = std::fs::read(&map_file).ok().and_then(|b| serde_json::from_slice(&b).ok());
+    Ok(RunOutput { ok: status == Some(0) && !timed_out, lines: lines_named(&shown), output: shown, timed_out, map })
 }
 
 /// Runs `cmd` with stdout and stderr together, killed after `limit`: its exit code (`None`
@@ -271,6 +313,8 @@ mod tests {
             grid: "4".into(),
             block: "256".into(),
             args: vec!["f32[1000]:zeros".into(), "i32=1000".into()],
+            shared: 0,
+            then: vec![],
         }
     }
 

@@ -116,7 +116,10 @@ impl Playground {
         let result = play::run(exe, &listing, source, self.limits.run);
         self.runs.fetch_sub(1, Ordering::SeqCst);
         match result {
-            Ok(r) => (200, json!({ "ok": r.ok, "output": r.output, "line": r.lines.first(), "lines": r.lines, "timed_out": r.timed_out })),
+            Ok(r) => (
+                200,
+                json!({ "ok": r.ok, "output": r.output, "line": r.lines.first(), "lines": r.lines, "timed_out": r.timed_out, "map": r.map }),
+            ),
             Err(e) => refuse(500, format!("{e:#}")),
         }
     }

@@ -26,6 +26,8 @@ fn start_with(exe: Option<std::path::PathBuf>) -> (u16, tempfile::TempDir) {
         grid: "1".into(),
         block: "32".into(),
         args: vec![],
+        shared: 0,
+        then: vec![],
     };
     let limits = Limits { body: 1000, runs: 2, ..Limits::default() };
     let play =

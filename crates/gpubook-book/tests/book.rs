@@ -182,3 +182,39 @@ fn a_runnable_listing_keeps_its_launch_for_the_server_and_says_how_to_run_it() {
     assert!(html.contains("gpubook run kernels/ch01/hello.cu --kernel hello --grid 1 --block 32 --arg 'i32[32]:zeros'"));
     assert!(html.contains("data-check=\"ch01-hello\""), "the exercise box has a place for Check");
 }
+
+#[test]
+fn an_exercise_with_a_run_gets_its_stub_as_a_runnable_listing_and_never_the_answer() {
+    let root = workspace("exercise-run", "", "# First\n\n{{#exercise ch01-hello}}\n");
+    let with_run = CATALOG.replace(
+        "function = \"hello\"\n",
+        "function = \"hello\"\nrun = \"kernels/ch01/hello.cu --kernel hello --grid 1 --block 32 --arg i32[32]:uninit\"\n",
+    );
+    std::fs::write(root.join("exercises.toml"), with_run).unwrap();
+    let report = build(&options(&root)).unwrap();
+    let l = report.listings.iter().find(|l| l.id == "ch01-hello").expect("the exercise's kernel is runnable");
+    assert_eq!(
+        (l.file.as_str(), l.kernel.as_str(), l.args.as_slice()),
+        ("exercises/kernels/ch01/hello.cu", "hello", &["i32[32]:uninit".to_string()][..])
+    );
+    assert_eq!(l.source, STUB_CU, "the editor starts from the stub");
+    let html = std::fs::read_to_string(root.join("out/ch01-first/index.html")).unwrap();
+    assert!(html.contains("data-play=\"ch01-hello\""));
+    assert!(
+        html.contains("gpubook run exercises/kernels/ch01/hello.cu --kernel hello --grid 1 --block 32 --arg 'i32[32]:uninit'"),
+        "{html}"
+    );
+    assert!(!html.contains("out[threadIdx.x] = 1"), "the answer is on the page");
+}
+
+#[test]
+fn an_exercise_without_a_run_says_why() {
+    let root = workspace("exercise-no-run", "", "# First\n\n{{#exercise ch01-hello}}\n");
+    let no_run = CATALOG.replace("function = \"hello\"\n", "function = \"hello\"\nno_run = \"it needs the host's three launches\"\n");
+    std::fs::write(root.join("exercises.toml"), no_run).unwrap();
+    let report = build(&options(&root)).unwrap();
+    assert!(report.listings.is_empty());
+    let html = std::fs::read_to_string(root.join("out/ch01-first/index.html")).unwrap();
+    assert!(html.contains("No Run button for this kernel: it needs the host's three launches"), "{html}");
+    assert!(!html.contains("data-play"));
+}

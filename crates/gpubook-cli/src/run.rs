@@ -52,6 +52,10 @@ pub struct Args {
     /// Elements of each buffer to print.
     #[arg(long, default_value_t = 8)]
     show: usize,
+    /// Write what the run touched as JSON (each buffer's elements the launches wrote, changed or
+    /// left unwritten, and its access counts): the served book draws it beside a run's output.
+    #[arg(long)]
+    map: Option<PathBuf>,
 }
 
 /// The launches asked for: `--kernel` and its options, then each `--then`; or the file's script.
@@ -121,10 +125,16 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     };
     check_memory(&gpu, &lines, &raw)?;
     let mut session = Session::new(gpu.clone(), &a.file)?;
+    if a.map.is_some() {
+        session.keep_initial();
+    }
     let mut code = ExitCode::SUCCESS;
+    let mut map = touch_map::TouchMap::default();
     for line in &lines {
         println!("{} on {} ({})", line.kernel, gpu.info().name, gpu.backend());
-        match session.launch(line)? {
+        let outcome = session.launch(line)?;
+        map.launched(line, outcome.as_ref().ok().and_then(|l| l.counts.as_ref()), outcome.is_ok());
+        match outcome {
             Ok(launched) => {
                 println!("launched grid {:?} × block {:?}: ok", line.grid, line.block);
                 if let Some(counts) = &launched.counts {
@@ -136,6 +146,13 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
                 code = ExitCode::FAILURE;
                 break;
             }
+        }
+    }
+    if let Some(path) = &a.map {
+        // After a failed launch the buffers may not be readable: the diagnostic above is what matters.
+        match map.finish(&session, &gpu.backend().to_string()) {
+            Ok(json) => std::fs::write(path, json.to_string()).with_context(|| format!("writing {}", path.display()))?,
+            Err(e) => println!("(no map of what the run touched: {e:#})"),
         }
     }
     for b in session.buffers() {
@@ -215,6 +232,83 @@ fn counts_table(c: &AccessCounts) -> String {
         }
     }
     t
+}
+
+/// `--map`: which elements of each buffer the run wrote, as the emulator's memory shows it after
+/// the launches (an uninit buffer starts as 0xFF poison, the others as their init), with the
+/// access counts check mode made for each buffer.
+mod touch_map {
+    use gpubook::gpu::AccessCounts;
+    use gpubook::launch_spec::{LaunchLine, Session};
+    use serde_json::{Value, json};
+
+    /// At most this many cells a buffer: a cell stands for several elements beyond it.
+    const CELLS: usize = 200;
+
+    #[derive(Default)]
+    pub struct TouchMap {
+        launches: Vec<Value>,
+        /// (buffer label, loads [requests, sectors], stores [requests, sectors], atomics) summed
+        /// over the launches.
+        traffic: Vec<(String, [u64; 2], [u64; 2], u64)>,
+    }
+
+    impl TouchMap {
+        pub fn launched(&mut self, line: &LaunchLine, counts: Option<&AccessCounts>, ok: bool) {
+            self.launches.push(json!({
+                "kernel": line.kernel, "grid": [line.grid.0, line.grid.1, line.grid.2],
+                "block": [line.block.0, line.block.1, line.block.2], "ok": ok,
+                "threads": counts.map(|c| c.threads),
+            }));
+            for b in counts.map(|c| c.buffers.as_slice()).unwrap_or_default() {
+                let at = match self.traffic.iter().position(|t| t.0 == b.label) {
+                    Some(at) => at,
+                    None => {
+                        self.traffic.push((b.label.clone(), [0; 2], [0; 2], 0));
+                        self.traffic.len() - 1
+                    }
+                };
+                let t = &mut self.traffic[at];
+                t.1[0] += b.loads.requests;
+                t.1[1] += b.loads.sectors;
+                t.2[0] += b.stores.requests;
+                t.2[1] += b.stores.sectors;
+                t.3 += b.atomics;
+            }
+        }
+
+        pub fn finish(self, session: &Session, backend: &str) -> anyhow::Result<Value> {
+            let mut buffers = Vec::new();
+            for b in session.buffers() {
+                let after = session.read(b)?;
+                let size = b.ty.size().max(1);
+                let initial = b.initial();
+                // Per element: 0 unchanged, 1 written (changed, or poison replaced), 2 never written.
+                let states: Vec<u8> = after
+                    .chunks_exact(size)
+                    .enumerate()
+                    .map(|(i, e)| match initial {
+                        Some(first) => u8::from(first.get(i * size..(i + 1) * size) != Some(e)),
+                        None if e.iter().all(|&x| x == 0xFF) => 2,
+                        None => 1,
+                    })
+                    .collect();
+                let per = states.len().div_ceil(CELLS).max(1);
+                let share = |cell: &[u8], s: u8| (100.0 * cell.iter().filter(|&&x| x == s).count() as f64 / cell.len() as f64).round();
+                let traffic = self.traffic.iter().find(|t| t.0 == b.name);
+                buffers.push(json!({
+                    "name": b.name, "type": b.ty.c_name(), "n": b.n, "per_cell": per,
+                    "poisoned": initial.is_none(),
+                    "written": states.chunks(per).map(|c| share(c, 1)).collect::<Vec<_>>(),
+                    "unwritten": states.chunks(per).map(|c| share(c, 2)).collect::<Vec<_>>(),
+                    "written_total": states.iter().filter(|&&x| x == 1).count(),
+                    "unwritten_total": states.iter().filter(|&&x| x == 2).count(),
+                    "loads": traffic.map(|t| t.1), "stores": traffic.map(|t| t.2), "atomics": traffic.map(|t| t.3),
+                }));
+            }
+            Ok(json!({ "backend": backend, "launches": self.launches, "buffers": buffers }))
+        }
+    }
 }
 
 #[cfg(test)]

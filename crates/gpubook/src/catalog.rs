@@ -43,13 +43,110 @@ pub struct Exercise {
     pub concepts: Vec<String>,
     /// From a nudge to nearly the answer.
     pub hints: Vec<String>,
+    /// The launch the served book's Run button gives the exercise's kernel, as `gpubook run`
+    /// takes it, the file relative to `exercises/`: `"kernels/ch03/vector_add.cu --kernel
+    /// vector_add --grid 4 --block 256 --arg f32[1000]:iota ..."` ([`Exercise::launch`]).
+    #[serde(default)]
+    pub run: Option<String>,
+    /// Why the kernel cannot run alone from a page (it needs a host sequence, other ranks'
+    /// buffers): shown in the box instead of a Run button.
+    #[serde(default)]
+    pub no_run: Option<String>,
+}
+
+/// An exercise's `run`, taken apart.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct RunLaunch {
+    /// Relative to `exercises/`.
+    pub file: String,
+    pub kernel: String,
+    pub grid: String,
+    pub block: String,
+    pub shared: u32,
+    /// The `--arg`s, in order.
+    pub args: Vec<String>,
+    /// The `--then` launches, in order.
+    pub then: Vec<String>,
 }
 
 impl Exercise {
+    /// The `run` launch, checked against `gpubook run`'s grammar; `None` without one.
+    pub fn launch(&self) -> Option<anyhow::Result<RunLaunch>> {
+        let run = self.run.as_deref()?;
+        Some(parse_run(run).with_context(|| format!("exercise `{}`: run = \"{run}\"", self.id)))
+    }
+
     /// The learner's functions the grader takes.
     pub fn answers(&self) -> Vec<&str> {
         if self.answers.is_empty() { vec![self.function.as_str()] } else { self.answers.iter().map(String::as_str).collect() }
     }
+}
+
+/// `FILE --kernel K --grid G --block B [--shared N] [--arg A]... [--then 'LAUNCH']...`, words split
+/// as a shell would with single quotes.
+fn parse_run(text: &str) -> anyhow::Result<RunLaunch> {
+    use crate::launch_spec::{parse_arg, parse_launch, spec::parse_dims};
+    let words = shell_words(text)?;
+    let mut words = words.into_iter();
+    let mut r = RunLaunch { file: words.next().context("names no file")?, grid: "1".into(), block: "32".into(), ..Default::default() };
+    if !r.file.ends_with(".cu") || r.file.starts_with('-') {
+        bail!("`{}` is not a .cu file", r.file);
+    }
+    let here = Path::new(".");
+    while let Some(flag) = words.next() {
+        let value = words.next().with_context(|| format!("`{flag}` needs a value"))?;
+        match flag.as_str() {
+            "--kernel" => r.kernel = value,
+            "--grid" => r.grid = value,
+            "--block" => r.block = value,
+            "--shared" => r.shared = value.parse().with_context(|| format!("--shared `{value}` is no number of bytes"))?,
+            "--arg" => r.args.push(value),
+            "--then" => r.then.push(value),
+            other => bail!("`{other}`: a run takes --kernel, --grid, --block, --shared, --arg and --then"),
+        }
+    }
+    if r.kernel.is_empty() {
+        bail!("no --kernel");
+    }
+    parse_dims(&r.grid).map_err(anyhow::Error::msg)?;
+    parse_dims(&r.block).map_err(anyhow::Error::msg)?;
+    for a in &r.args {
+        parse_arg(a, here).map_err(|e| anyhow::anyhow!("--arg `{a}`: {e}"))?;
+    }
+    for t in &r.then {
+        parse_launch(t, here).map_err(|e| anyhow::anyhow!("--then `{t}`: {e}"))?;
+    }
+    Ok(r)
+}
+
+/// Words separated by spaces; `'...'` keeps spaces inside one word.
+fn shell_words(text: &str) -> anyhow::Result<Vec<String>> {
+    let (mut words, mut word, mut quoted, mut any) = (Vec::new(), String::new(), false, false);
+    for c in text.chars() {
+        match c {
+            '\'' => {
+                quoted = !quoted;
+                any = true;
+            }
+            c if c.is_whitespace() && !quoted => {
+                if any {
+                    words.push(std::mem::take(&mut word));
+                }
+                any = false;
+            }
+            c => {
+                word.push(c);
+                any = true;
+            }
+        }
+    }
+    if quoted {
+        bail!("a ' is not closed");
+    }
+    if any {
+        words.push(word);
+    }
+    Ok(words)
 }
 
 impl Catalog {
@@ -109,7 +206,40 @@ impl Catalog {
             if e.hints.is_empty() || e.files.is_empty() {
                 bail!("exercises.toml: exercise `{}` needs at least one file and one hint", e.id);
             }
+            if e.run.is_some() && e.no_run.is_some() {
+                bail!("exercises.toml: exercise `{}` has both `run` and `no_run`", e.id);
+            }
+            if let Some(launch) = e.launch() {
+                let launch = launch?;
+                if !e.files.contains(&launch.file) {
+                    bail!("exercises.toml: exercise `{}` runs `{}`, which is not one of its files", e.id, launch.file);
+                }
+            }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_run_is_taken_apart_as_gpubook_run_takes_it() {
+        let r = parse_run(
+            "kernels/a.cu --kernel k --grid 2,3 --block 16,16 --shared 64 --arg f32[10]:iota --arg i32=10 --then 'k2 grid=1 block=32 @x'",
+        )
+        .unwrap();
+        assert_eq!(
+            (r.file.as_str(), r.kernel.as_str(), r.grid.as_str(), r.block.as_str(), r.shared),
+            ("kernels/a.cu", "k", "2,3", "16,16", 64)
+        );
+        assert_eq!(r.args, ["f32[10]:iota", "i32=10"]);
+        assert_eq!(r.then, ["k2 grid=1 block=32 @x"]);
+        assert!(parse_run("kernels/a.cu --grid 1").is_err(), "no kernel");
+        assert!(parse_run("kernels/a.cu --kernel k --arg f32[10]:nonsense").is_err());
+        assert!(parse_run("kernels/a.cu --kernel k --path /etc").is_err());
+        assert!(parse_run("kernels/a.cu --kernel k --then 'k2").is_err());
+        assert!(parse_run("src/a.rs --kernel k").is_err());
     }
 }

@@ -249,3 +249,42 @@ fn half_and_bfloat16_buffers() {
     let (ok, out) = gpubook_run(&all);
     assert!(!ok && out.contains("out of range for f16"), "{out}");
 }
+
+#[test]
+fn the_map_says_which_elements_the_launch_wrote_and_which_it_never_did() {
+    let dir = tempfile::tempdir().unwrap();
+    let map = dir.path().join("map.json");
+    // 4 × 128 threads for 1000 elements: the last 488 of `out` are never written.
+    let (ok, out) = gpubook_run(&[
+        &zoo(),
+        "--kernel",
+        "ok_scale",
+        "--grid",
+        "4",
+        "--block",
+        "128",
+        "--mode",
+        "check",
+        "--arg",
+        "f32[1000]:uninit",
+        "--arg",
+        "f32[1000]:iota",
+        "--arg",
+        "i32=1000",
+        "--map",
+        map.to_str().unwrap(),
+    ]);
+    assert!(ok, "{out}");
+    let m: serde_json::Value = serde_json::from_slice(&std::fs::read(&map).unwrap()).unwrap();
+    let (o, i) = (&m["buffers"][0], &m["buffers"][1]);
+    assert_eq!((o["name"].as_str(), o["written_total"].as_u64(), o["unwritten_total"].as_u64()), (Some("out"), Some(512), Some(488)));
+    assert_eq!((i["name"].as_str(), i["written_total"].as_u64(), i["poisoned"].as_bool()), (Some("in"), Some(0), Some(false)));
+    // 200 cells of 5 elements: cell 102 holds elements 510..=514, two of them written.
+    assert_eq!(o["per_cell"], 5);
+    assert_eq!(
+        (o["written"][0].as_f64(), o["written"][102].as_f64(), o["unwritten"][199].as_f64()),
+        (Some(100.0), Some(40.0), Some(100.0))
+    );
+    assert_eq!(o["stores"][0], 16, "512 stores of 4 bytes: 16 warp requests");
+    assert_eq!(m["launches"][0]["threads"], 512);
+}

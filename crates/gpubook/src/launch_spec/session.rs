@@ -67,6 +67,16 @@ pub struct Buffer {
     pub ty: ElemType,
     pub n: usize,
     dev: DevBuf,
+    /// Its bytes before the first launch, when the session keeps them ([`Session::keep_initial`]);
+    /// `None` for an uninit buffer.
+    initial: Option<Vec<u8>>,
+}
+
+impl Buffer {
+    /// Its bytes before the first launch; `None` when not kept or never written (uninit).
+    pub fn initial(&self) -> Option<&[u8]> {
+        self.initial.as_deref()
+    }
 }
 
 /// What a launch did.
@@ -83,12 +93,18 @@ pub struct Session {
     module: Module,
     buffers: Vec<Buffer>,
     rng: crate::grade::Rng,
+    keep_initial: bool,
 }
 
 impl Session {
     pub fn new(gpu: Gpu, file: &Path) -> anyhow::Result<Session> {
         let module = gpu.load_module(Source::file(file))?;
-        Ok(Session { stream: gpu.default_stream(), gpu, module, buffers: Vec::new(), rng: crate::grade::Rng::new(1) })
+        Ok(Session { stream: gpu.default_stream(), gpu, module, buffers: Vec::new(), rng: crate::grade::Rng::new(1), keep_initial: false })
+    }
+
+    /// Keeps each new buffer's first bytes, so a run can tell which elements its launches changed.
+    pub fn keep_initial(&mut self) {
+        self.keep_initial = true;
     }
 
     pub fn buffers(&self) -> &[Buffer] {
@@ -172,7 +188,13 @@ impl Session {
                     let zeroed = matches!(init, Init::Zeros);
                     let mut dev = DevBuf::alloc(&self.stream, ty.size(), *n, data.as_deref(), zeroed)?;
                     dev.set_label(&name);
-                    self.buffers.push(Buffer { name, ty: *ty, n: *n, dev });
+                    let initial = match (&data, zeroed) {
+                        _ if !self.keep_initial => None,
+                        (Some(bytes), _) => Some(bytes.clone()),
+                        (None, true) => Some(vec![0; ty.size() * n]),
+                        (None, false) => None,
+                    };
+                    self.buffers.push(Buffer { name, ty: *ty, n: *n, dev, initial });
                     Ok(self.buffers.len() - 1)
                 }
             });

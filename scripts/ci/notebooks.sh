@@ -23,6 +23,11 @@ evcxr_jupyter --install >/dev/null
 # 2. The client side: nbclient runs notebooks without the rest of Jupyter.
 python3 -m pip install --quiet --disable-pip-version-check nbclient nbformat 2>&1 | grep -v 'WARNING: Running pip as' || true
 
+# evcxr rebuilds each cell's crate incrementally (its Cargo.toml says `incremental = true`);
+# CARGO_INCREMENTAL=0, which .ci/run sets for its own builds, overrides that, and every cell then
+# failed with "dlsym failed" (exit status 99).
+unset CARGO_INCREMENTAL
+
 # 3. evcxr settings for this run only: a build cache shared by the notebooks (gpubook and its
 #    dependencies are compiled once, not once per notebook).
 config=$(mktemp -d)

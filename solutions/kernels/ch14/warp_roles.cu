@@ -57,8 +57,9 @@ __device__ void wait_above(const int* p, int v, const char* who) {
     long long start = clock64();
     while (ld_volatile(p) <= v) {
         if (clock64() - start > TIMEOUT_CYCLES) {
-            printf("%s of block %d waited about 2 s for a counter to pass %d; it stays at %d\n", who, (int)blockIdx.x, v,
-                   ld_volatile(p));
+            printf("%s of block %d waited about 2 s for a counter to pass %d; "
+                   "it stays at %d\n",
+                   who, (int)blockIdx.x, v, ld_volatile(p));
             __trap();
         }
     }

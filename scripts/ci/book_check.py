@@ -134,7 +134,7 @@ class Browser:
     def call(self, method, path, body=None):
         data = json.dumps(body).encode() if body is not None else None
         req = urllib.request.Request(f"http://127.0.0.1:{self.port}{path}", data=data, method=method, headers={"Content-Type": "application/json"})
-        with urllib.request.urlopen(req, timeout=120) as r:
+        with urllib.request.urlopen(req, timeout=300) as r:  # a first served page under load took over 120 s once
             return json.loads(r.read() or b"{}").get("value")
 
     def s(self, method, path, body=None):

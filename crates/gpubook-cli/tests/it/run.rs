@@ -288,3 +288,71 @@ fn the_map_says_which_elements_the_launch_wrote_and_which_it_never_did() {
     assert_eq!(o["stores"][0], 16, "512 stores of 4 bytes: 16 warp requests");
     assert_eq!(m["launches"][0]["threads"], 512);
 }
+
+fn ranks_cu() -> String {
+    gpubook::testing::workspace_file("crates/gpubook-cli/tests/kernels/ranks.cu").display().to_string()
+}
+
+/// Two ranks on one device: `post` stores each rank's number into every rank's copy of `inbox`
+/// through the peer table, then `total` adds up each rank's own copy.
+#[test]
+fn two_ranks_share_a_peer_table_and_print_their_buffers_apart() {
+    let dir = tempfile::tempdir().unwrap();
+    let map = dir.path().join("map.json");
+    #[rustfmt::skip]
+    let (ok, out) = gpubook_run(&[
+        &ranks_cu(), "--ranks", "2", "--kernel", "post", "--grid", "1", "--block", "32",
+        "--arg", "peers:i32[2]:zeros", "--arg", "i32=rank", "--arg", "i32=ranks",
+        "--then", "total grid=1 block=32 @inbox i32[1]:uninit i32=ranks", "--map", map.to_str().unwrap(),
+    ]);
+    assert!(ok, "{out}");
+    assert!(out.contains("rank 0: launched grid (1, 1, 1) × block (32, 1, 1): ok"), "{out}");
+    assert!(out.contains("rank 1: launched grid (1, 1, 1) × block (32, 1, 1): ok"), "{out}");
+    // Rank 0's launch of `post` runs before rank 1's, both before any `total`.
+    let at = |s: &str| out.find(s).unwrap_or_else(|| panic!("no `{s}` in {out}"));
+    assert!(at("total on") > at("rank 1: launched"), "{out}");
+    // Each rank's buffers under its own heading: rank 1 received both ranks' numbers too.
+    let (r0, r1) = (at("rank 0:\n"), at("rank 1:\n"));
+    assert!(r0 < r1, "{out}");
+    assert_eq!(out[r0..r1].matches("inbox (int[2]): 2 elements: [0, 10]").count(), 1, "{out}");
+    assert_eq!(out[r1..].matches("inbox (int[2]): 2 elements: [0, 10]").count(), 1, "{out}");
+    assert_eq!(out[r1..].matches("sum (int[1]): 1 elements: [10]").count(), 1, "{out}");
+    let m: serde_json::Value = serde_json::from_slice(&std::fs::read(&map).unwrap()).unwrap();
+    assert_eq!(m["ranks"], 2);
+    let names: Vec<String> = m["buffers"].as_array().unwrap().iter().map(|b| format!("{}@{}", b["name"], b["rank"])).collect();
+    assert_eq!(names, ["\"inbox\"@0", "\"sum\"@0", "\"inbox\"@1", "\"sum\"@1"]);
+    assert_eq!(m["buffers"][2]["written_total"], 1, "rank 1's inbox: slot 1 changed from 0 to 10");
+    assert_eq!((m["launches"][1]["rank"].as_u64(), m["launches"].as_array().unwrap().len()), (Some(1), 4));
+    // The file's own script says the same, with `// @ranks: 2`.
+    let (ok, out) = gpubook_run(&[&ranks_cu()]);
+    assert!(ok && out.contains("all 3 expectation(s) of the file met"), "{out}");
+}
+
+#[test]
+fn a_peer_table_needs_ranks_a_buffer_and_a_table_parameter() {
+    let run = |args: &[&str]| gpubook_run(&[&[ranks_cu().as_str(), "--kernel", "post"][..], args].concat());
+    let (ok, out) = run(&["--ranks", "0", "--arg", "peers:i32[2]:zeros", "--arg", "i32=rank", "--arg", "i32=ranks"]);
+    assert!(!ok && out.contains("--ranks 0: a launch needs at least one rank"), "{out}");
+    let (ok, out) = run(&["--ranks", "2", "--arg", "peers:i32=3", "--arg", "i32=rank", "--arg", "i32=ranks"]);
+    assert!(!ok && out.contains("a peer table is of a buffer"), "{out}");
+    let (ok, out) = run(&["--ranks", "2", "--arg", "i32[2]:zeros", "--arg", "i32=rank", "--arg", "i32=ranks"]);
+    assert!(!ok && out.contains("is a table of pointers: give `peers:`"), "{out}");
+    let (ok, out) = run(&["--ranks", "2", "--arg", "peers:@inbox", "--arg", "i32=rank", "--arg", "i32=ranks"]);
+    assert!(!ok && out.contains("no buffer named `inbox`"), "{out}");
+    let (ok, out) = gpubook_run(&[
+        &ranks_cu(),
+        "--ranks",
+        "2",
+        "--kernel",
+        "total",
+        "--arg",
+        "peers:i32[2]:zeros",
+        "--arg",
+        "i32[1]:zeros",
+        "--arg",
+        "i32=2",
+    ]);
+    assert!(!ok && out.contains("is one buffer, not a table of every rank's"), "{out}");
+    let (ok, out) = run(&["--ranks", "2", "--arg", "peers:i32[2]:zeros", "--arg", "f32=rank", "--arg", "i32=ranks"]);
+    assert!(!ok && out.contains("integer type"), "{out}");
+}

@@ -4,6 +4,14 @@
 //! iota (0, 1, 2, ... over every scalar), random (whole numbers 0..100, seeded), uninit
 //! (allocated, never written: the emulator reports reads of it), a number, a list `1,2,3`, or a
 //! `.npy` file (`f32[]:x.npy` takes N from the file). Every number must fit its type.
+//!
+//! Several ranks on one device (`gpubook run --ranks R`, a script's `// @ranks: R`): every
+//! launch runs once per rank, rank 0 first, and each rank has its own copy of every buffer (the
+//! same init). Three arguments say which rank: a value `i32=rank` (the rank launching), a value
+//! `i32=ranks` (R), and a peer table `peers:BUFFER`, where BUFFER is `TYPE[N]:INIT` (a new
+//! buffer) or `@name`: the kernel parameter `T* const* name` gets the device array of every
+//! rank's copy, entry d rank d's (DeepEP's `buffer_ptrs`, made by [`crate::ep::Symmetric`]).
+//! `peers:` works with one rank too (a table of one pointer).
 
 use super::elem::{Base, ElemType};
 use super::npy;
@@ -39,6 +47,13 @@ pub enum ArgSpec {
     },
     /// `@name`: a buffer made by an earlier launch.
     Ref(String),
+    /// `TYPE=rank`: the launching rank's number, or `TYPE=ranks`: how many ranks there are.
+    Rank {
+        ty: ElemType,
+        count: bool,
+    },
+    /// `peers:BUFFER`: the table of every rank's copy of a buffer (a new one or `@name`).
+    Peers(Box<ArgSpec>),
 }
 
 impl ArgSpec {
@@ -46,6 +61,7 @@ impl ArgSpec {
     pub fn bytes(&self) -> u64 {
         match self {
             ArgSpec::Buffer { ty, n, .. } => (*n as u64).saturating_mul(ty.size() as u64),
+            ArgSpec::Peers(inner) => inner.bytes(),
             _ => 0,
         }
     }
@@ -92,14 +108,26 @@ pub fn parse_launch(s: &str, dir: &Path) -> Result<LaunchLine, String> {
     Ok(line)
 }
 
-/// One argument: `f32[1000]:iota`, `i32=7`, `float2=1,2`, `@out`.
+/// One argument: `f32[1000]:iota`, `i32=7`, `float2=1,2`, `@out`, `i32=rank`, `peers:@out`.
 pub fn parse_arg(s: &str, dir: &Path) -> Result<ArgSpec, String> {
     let ctx = |e: String| format!("`{s}`: {e}");
     if let Some(name) = s.strip_prefix('@') {
         return Ok(ArgSpec::Ref(name.to_string()));
     }
+    if let Some(inner) = s.strip_prefix("peers:") {
+        return match parse_arg(inner, dir)? {
+            a @ (ArgSpec::Buffer { .. } | ArgSpec::Ref(_)) => Ok(ArgSpec::Peers(Box::new(a))),
+            _ => Err(ctx("a peer table is of a buffer: peers:TYPE[N]:INIT or peers:@NAME".into())),
+        };
+    }
     if let Some((ty, value)) = s.split_once('=') {
         let ty = ElemType::parse(ty).map_err(ctx)?;
+        if let v @ ("rank" | "ranks") = value.trim() {
+            if ty.lanes != 1 || ty.base.is_float() {
+                return Err(ctx(format!("`{v}` is a whole number: give it an integer type such as i32")));
+            }
+            return Ok(ArgSpec::Rank { ty, count: v == "ranks" });
+        }
         let values = numbers(value).map_err(ctx)?;
         if values.len() != ty.lanes {
             return Err(ctx(format!("{} takes {} number(s), {} given", ty.c_name(), ty.lanes, values.len())));
@@ -205,5 +233,12 @@ mod tests {
         assert_eq!(l.args[0], ArgSpec::Buffer { ty: ElemType::parse("float4").unwrap(), n: 8, init: Init::Iota });
         assert_eq!(l.args[1], ArgSpec::Ref("sums".into()));
         assert!(parse_launch("k grid=1,2,3,4", Path::new(".")).is_err());
+        let l = parse_launch("notify peers:i32[4]:zeros peers:@recv i32=rank u32=ranks", Path::new(".")).unwrap();
+        assert_eq!(l.args[1], ArgSpec::Peers(Box::new(ArgSpec::Ref("recv".into()))));
+        assert!(matches!(l.args[2], ArgSpec::Rank { count: false, .. }));
+        assert!(matches!(l.args[3], ArgSpec::Rank { count: true, .. }));
+        assert_eq!(l.args[0].bytes(), 16);
+        assert!(arg("peers:i32=3").unwrap_err().contains("a peer table is of a buffer"));
+        assert!(arg("f32=rank").unwrap_err().contains("integer type"));
     }
 }

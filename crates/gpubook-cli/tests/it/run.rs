@@ -356,3 +356,45 @@ fn a_peer_table_needs_ranks_a_buffer_and_a_table_parameter() {
     let (ok, out) = run(&["--ranks", "2", "--arg", "peers:i32[2]:zeros", "--arg", "f32=rank", "--arg", "i32=ranks"]);
     assert!(!ok && out.contains("integer type"), "{out}");
 }
+
+/// Every exercise's declared launch (what the served book's Run button runs), with the
+/// solution's kernel and with the stub's: the solution's runs to the end on every rank, the
+/// stub's ends with an exit code (its diagnostic printed), never a crash.
+#[test]
+fn every_declared_run_works_with_the_solution_and_ends_with_the_stub() {
+    if gpubook::testing::device_or_skip("every_declared_run_works_with_the_solution_and_ends_with_the_stub").is_none() {
+        return;
+    }
+    let root = gpubook::paths::root();
+    let catalog = gpubook::catalog::Catalog::load(&root).unwrap();
+    let mut problems = Vec::new();
+    for e in &catalog.exercises {
+        let Some(launch) = e.launch() else { continue };
+        let launch = launch.unwrap();
+        for side in ["solutions", "exercises"] {
+            let file = root.join(side).join(&launch.file);
+            let mut args = vec!["--kernel".to_string(), launch.kernel.clone(), "--grid".into(), launch.grid.clone()];
+            args.extend(["--block".into(), launch.block.clone(), "--shared".into(), launch.shared.to_string()]);
+            args.extend(["--ranks".into(), launch.ranks.to_string()]);
+            args.extend(launch.args.iter().flat_map(|a| ["--arg".to_string(), a.clone()]));
+            args.extend(launch.then.iter().flat_map(|t| ["--then".to_string(), t.clone()]));
+            let out = Command::new(gpubook()).arg("run").arg(&file).args(&args).output().expect("gpubook runs");
+            let text = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+            let launched = text.matches(": ok\n").count();
+            let want = (1 + launch.then.len()) * launch.ranks;
+            match side {
+                "solutions" if !out.status.success() || launched != want => {
+                    problems.push(format!("{} (solution): {launched} of {want} launches ok:\n{text}", e.id))
+                }
+                _ if out.status.code().is_none() || text.contains("panicked") => {
+                    problems.push(format!("{} ({side}): crashed:\n{text}", e.id))
+                }
+                _ => {}
+            }
+            if launch.ranks > 1 && side == "solutions" && !text.contains(&format!("\nrank {}:\n", launch.ranks - 1)) {
+                problems.push(format!("{}: no buffers under `rank {}:`:\n{text}", e.id, launch.ranks - 1));
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n\n"));
+}

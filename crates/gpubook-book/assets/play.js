@@ -147,9 +147,13 @@
     parts.push(svg("text", { x: 0, y, "font-weight": "bold", "font-size": "13" }, "What the run touched: " + launches));
     y += 18;
     const threads = shown.map((l) => l.threads).filter((t) => t != null);
-    const how = threads.length ? `${threads.join(" + ")} threads ran to the end` + (ranks > 1 ? " on each rank, " : ", ") : "";
-    const where = ranks > 1 ? `${ranks} ranks on ${map.backend}, each with its own buffers` : `on ${map.backend}`;
-    parts.push(svg("text", { x: 0, y, fill: "#666" }, `${how}${where}; a cell is one element, or a few where it says so`));
+    const how = threads.length ? `${threads.join(" + ")} threads ran to the end, ` : "";
+    parts.push(svg("text", { x: 0, y, fill: "#666" }, `${how}on ${map.backend}; a cell is one element, or a few where it says so`));
+    if (ranks > 1) {
+      y += 16;
+      const each = `each launch ran on each of the ${ranks} ranks in turn, and every rank has its own copy of every buffer`;
+      parts.push(svg("text", { x: 0, y, fill: "#666" }, each));
+    }
     y += 10;
     const legend = [[BLUE, "written by the launches"], [GREY, "kept its first value"], [RED, "never written (still the poison)"]];
     let x = 0;

@@ -94,7 +94,7 @@ pub use select::{BACKEND_VAR, BackendChoice, requested_backend, resolve_backend}
 pub use stream::Stream;
 pub use strided::{StridedView, StridedViewMut};
 pub use trace::{
-    AccessCounts, BufferAccesses, CopyDir, GlobalAccesses, GlobalRequests, OpKind, SharedAccesses, SharedRequests, ThreadAccesses, Trace,
+    AccessCounts, BufferAccesses, CopyDir, GlobalAccesses, GlobalRequests, OpKind, SharedAccesses, SharedRequests, ThreadAccesses, Trace, Writers,
     TraceOp, Writer, digest,
 };
 

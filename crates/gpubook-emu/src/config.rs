@@ -107,7 +107,16 @@ impl EmuConfig {
                 _ => warn("GPUBOOK_EMU_SMS", &format!("`{v}` is not a number of SMs between 1 and 1024")),
             })
             .unwrap_or(DEFAULT_SMS);
-        EmuConfig { mode, watchdog, threads, cxx: var("CXX").map(PathBuf::from), cache_dir, arena_bytes: DEFAULT_ARENA_BYTES, sms, writers: false }
+        EmuConfig {
+            mode,
+            watchdog,
+            threads,
+            cxx: var("CXX").map(PathBuf::from),
+            cache_dir,
+            arena_bytes: DEFAULT_ARENA_BYTES,
+            sms,
+            writers: false,
+        }
     }
 }
 

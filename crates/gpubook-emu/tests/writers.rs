@@ -21,7 +21,15 @@ fn word<T: Copy>(v: T) -> Vec<u8> {
     unsafe { std::slice::from_raw_parts(&v as *const T as *const u8, std::mem::size_of::<T>()) }.to_vec()
 }
 
-fn launch(dev: &EmuDevice, m: &EmuModule, kernel: &str, grid: [u32; 3], block: [u32; 3], mode: Mode, args: &[Vec<u8>]) -> Option<AccessCounts> {
+fn launch(
+    dev: &EmuDevice,
+    m: &EmuModule,
+    kernel: &str,
+    grid: [u32; 3],
+    block: [u32; 3],
+    mode: Mode,
+    args: &[Vec<u8>],
+) -> Option<AccessCounts> {
     let spec = LaunchSpec { grid, block, shared_mem_bytes: 0, mode: Some(mode) };
     dev.launch(m, kernel, &spec, args).unwrap_or_else(|e| panic!("{kernel}: {e}")).counts
 }

@@ -94,8 +94,8 @@ pub use select::{BACKEND_VAR, BackendChoice, requested_backend, resolve_backend}
 pub use stream::Stream;
 pub use strided::{StridedView, StridedViewMut};
 pub use trace::{
-    AccessCounts, BufferAccesses, CopyDir, GlobalAccesses, GlobalRequests, OpKind, SharedAccesses, SharedRequests, ThreadAccesses, Trace, Writers,
-    TraceOp, Writer, digest,
+    AccessCounts, BufferAccesses, CopyDir, GlobalAccesses, GlobalRequests, OpKind, SharedAccesses, SharedRequests, ThreadAccesses, Trace,
+    TraceOp, Writer, Writers, digest,
 };
 
 /// Probes for what `gpubook doctor` reports, without creating a device.

@@ -280,15 +280,17 @@ mod touch_map {
     /// At most this many cells a buffer: a cell stands for several elements beyond it.
     const CELLS: usize = 200;
 
+    /// (launch index, global linear thread id).
+    type Writer = (usize, u64);
+
     #[derive(Default)]
     pub struct TouchMap {
         launches: Vec<Value>,
         /// (buffer label, loads [requests, sectors], stores [requests, sectors], atomics) summed
         /// over the launches.
         traffic: Vec<(String, [u64; 2], [u64; 2], u64)>,
-        /// Per buffer label, per element: (launch index, global linear thread id) of the last
-        /// write, over all launches.
-        who: Vec<(String, Vec<Option<(usize, u64)>>)>,
+        /// Per buffer label, per element, its last writer over all launches.
+        who: Vec<(String, Vec<Option<Writer>>)>,
         /// Why some launch recorded no writers.
         unknown: Option<String>,
         /// Each launch's grid and block, to turn linear ids into coordinates.

@@ -135,7 +135,7 @@ impl Writers {
     /// count, then a u64 per element (all little-endian). Returns (address, writers) pairs.
     pub(crate) fn parse_file(bytes: &[u8]) -> Result<Vec<(u64, Writers)>, String> {
         let mut words = bytes.chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes")));
-        if bytes.len() % 8 != 0 {
+        if !bytes.len().is_multiple_of(8) {
             return Err(format!("{} bytes is not a whole number of u64s", bytes.len()));
         }
         let mut out = Vec::new();

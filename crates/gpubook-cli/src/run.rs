@@ -56,7 +56,8 @@ pub struct Args {
     #[arg(long, default_value_t = 8)]
     show: usize,
     /// Write what the run touched as JSON (each buffer's elements the launches wrote, changed or
-    /// left unwritten, and its access counts): the served book draws it beside a run's output.
+    /// left unwritten, its access counts and, in the emulator's check mode, the block and thread
+    /// that wrote each element): the served book draws it beside a run's output.
     #[arg(long)]
     map: Option<PathBuf>,
     /// Print which block and thread wrote each of the first N elements of every buffer the

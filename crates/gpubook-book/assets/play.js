@@ -170,7 +170,6 @@
     const fig = svg("svg", { class: "gpubook-touch-map", role: "img", "font-family": "sans-serif", "font-size": "12" });
     const parts = [];
     const PER_ROW = Math.floor((width - LEFT) / (CELL + 1));
-    const many = map.launches.length > 1;
     // A color per writing block (and launch), in the order they first appear in the figure.
     const colors = new Map();
     const blockColor = (by) => {
@@ -258,7 +257,8 @@
       for (const by of writers) if (by && !keys.has(`${by.launch}:${by.block}`)) keys.set(`${by.launch}:${by.block}`, by);
       if (keys.size) {
         const SHOWN = 16;
-        const items = [...keys.values()].slice(0, SHOWN).map((by) => [blockColor(by), (many ? `launch ${by.launch + 1} ` : "") + `block ${by.block}`]);
+        // "block 3", "block (1,2)" or "launch 2, block 0": the writer's text up to its thread.
+        const items = [...keys.values()].slice(0, SHOWN).map((by) => [blockColor(by), by.who.slice(0, by.who.lastIndexOf(", thread"))]);
         swatches(items, LEFT);
         const notes = [];
         if (keys.size > SHOWN) notes.push(`and ${keys.size - SHOWN} more blocks`);

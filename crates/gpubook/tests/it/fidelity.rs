@@ -31,6 +31,9 @@ fn run(gpu: &Gpu, file: &Path) -> Result<String, String> {
     }
     let mut session = Session::new(gpu.clone(), file).map_err(|e| format!("{e:#}"))?;
     session.check_memory(&script.launches).map_err(|e| format!("{e:#}"))?;
+    for s in &script.symbols {
+        session.set_symbol(s).map_err(|e| format!("{e:#}"))?;
+    }
     for line in &script.launches {
         session.launch(line).map_err(|e| format!("{e:#}"))?.map_err(|e| format!("`{}`: {e}", line.kernel))?;
     }
@@ -41,6 +44,9 @@ fn run(gpu: &Gpu, file: &Path) -> Result<String, String> {
     let mut h = Sha256::new();
     for b in session.buffers() {
         h.update(session.read(b).map_err(|e| e.to_string())?);
+    }
+    for s in session.symbols() {
+        h.update(session.read_symbol(s).map_err(|e| e.to_string())?);
     }
     Ok(h.finalize().iter().take(6).map(|b| format!("{b:02x}")).collect())
 }

@@ -240,7 +240,7 @@ mod tests {
         assert_eq!((s.n, s.init), (1, Init::List(vec![2.5])));
         let s = parse_symbol("origin=float2=1,2", Path::new(".")).unwrap();
         assert_eq!((s.ty.lanes, s.n, s.init), (2, 1, Init::List(vec![1.0, 2.0])));
-        assert!(parse_symbol("f32[4]:iota", Path::new(".")).unwrap_err().contains("not a variable's name"));
+        assert!(parse_symbol("f32[4]=1", Path::new(".")).unwrap_err().contains("not a variable's name"));
         assert!(parse_symbol("x=@out", Path::new(".")).unwrap_err().contains("not @NAME"));
         assert!(parse_symbol("x=i32=3e9", Path::new(".")).unwrap_err().contains("out of range"));
         assert!(parse_symbol("count", Path::new(".")).is_err());

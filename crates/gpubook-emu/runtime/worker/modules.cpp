@@ -52,7 +52,7 @@ std::string find_global(const Module& m, const std::string& name, uintptr_t* add
     Dl_info info{};
     void* entry = nullptr;
     if (!p || !dladdr1(p, &info, &entry, RTLD_DL_SYMENT) || !entry)
-        return "no `__device__` or `__constant__` variable named `" + name + "` in the module";
+        return "`" + name + "` is not in the module's symbol table";
     if (reinterpret_cast<uintptr_t>(info.dli_fbase) != m.base && m.base != 0)
         return "`" + name + "` is not defined by the module";
     const auto* sym = static_cast<const ElfW(Sym)*>(entry);

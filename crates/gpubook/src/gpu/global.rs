@@ -79,7 +79,7 @@ impl Global {
     /// `T`s: its size must be a whole number of them.
     pub fn read<T: DeviceRepr>(&self, stream: &Stream) -> Result<Vec<T>> {
         let size = std::mem::size_of::<T>();
-        if size == 0 || self.bytes % size != 0 {
+        if size == 0 || !self.bytes.is_multiple_of(size) {
             return Err(GpuError::Size(format!(
                 "`{}` is {} bytes on the device, not a whole number of {} ({size} bytes)",
                 self.name,

@@ -16,7 +16,10 @@ extern "C" __global__ void lookup(float* out) {
 "#;
 
 fn run(mode: Mode) -> Result<()> {
-    let gpu = Gpu::emulated(0, EmuConfig { mode, ..EmuConfig::from_env() })?;
+    exercise(&Gpu::emulated(0, EmuConfig { mode, ..EmuConfig::from_env() })?)
+}
+
+fn exercise(gpu: &Gpu) -> Result<()> {
     let stream = gpu.default_stream();
     let m = gpu.load_module(Source::text("globals.cu", SRC))?;
     let table = m.get_global("table")?;
@@ -49,6 +52,14 @@ fn constant_and_device_variables_are_written_and_read_in_check_mode() {
 #[test]
 fn constant_and_device_variables_are_written_and_read_in_fast_mode() {
     run(Mode::Fast).unwrap();
+}
+
+/// The same on whatever `GPUBOOK_BACKEND` picks: on a GPU, cuModuleGetGlobal and copies into
+/// device memory (scripts/gpu/run.sh runs this binary with GPUBOOK_BACKEND=cuda).
+#[test]
+fn constant_and_device_variables_on_the_default_backend() {
+    let Some(gpu) = gpubook::testing::device_or_skip("constant_and_device_variables_on_the_default_backend") else { return };
+    exercise(&gpu).unwrap();
 }
 
 #[test]

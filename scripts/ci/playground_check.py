@@ -147,6 +147,12 @@ def main():
         status = listing_done(page)
         out = page.js(f"return document.querySelector(\"{LISTING} .gpubook-play-out\").textContent")
         print(f"playground: after Reset: {status!r}")
+        # The map names each element's writer: y[300] is thread 44 of block 1 (blocks of 256).
+        writer = page.js(f"return [...document.querySelectorAll(\"{LISTING} svg.gpubook-touch-map rect title\")]"
+                         ".map((t) => t.textContent).find((t) => t.startsWith('y[') && t.includes('element 300:')) || ''")
+        print(f"playground: the map's cell of y[300]: {writer!r}")
+        if "element 300: written by block 1, thread 44" not in writer:
+            sys.exit(f"playground: FAIL: expected y[300]'s cell to name its writer; got {writer!r}")
         if status != "ok" or ": ok" not in out:
             sys.exit(f"playground: FAIL: the page's own kernel did not run clean: {status!r}\n{out}")
 

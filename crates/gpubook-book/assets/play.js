@@ -60,6 +60,17 @@
     if (title) title.after(editor, buttons, out, figure);
     else box.prepend(editor, buttons, out, figure);
 
+    // The map is laid out for the width it gets (the column, or a phone's 400 px), so its text
+    // stays at 11-12 px and nothing overflows; drawn again when that width changes.
+    let drawn = null;
+    function redraw() {
+      const width = Math.max(300, Math.min(COLUMN, Math.floor(figure.clientWidth || COLUMN)));
+      if (!drawn || drawn.width === width) return;
+      drawn.width = width;
+      figure.replaceChildren(touchMap(drawn.map, width));
+    }
+    if (window.ResizeObserver) new ResizeObserver(redraw).observe(figure);
+
     // The diagnostic's line in red (gutter and a band across the code); other lines it names
     // (a race's other access) in the gutter.
     function mark(lines) {
@@ -105,8 +116,9 @@
         const r = await post("/__gpubook/run", { id, source: text.value });
         out.textContent = r.output;
         out.hidden = false;
-        figure.replaceChildren(...(r.map ? [touchMap(r.map)] : []));
         figure.hidden = !r.map;
+        drawn = r.map ? { map: r.map, width: 0 } : null;
+        redraw();
         if (r.ok) say(status, "ok", true);
         else say(status, r.timed_out ? "stopped: too slow" : r.line ? "failed at line " + r.line : "failed", false);
         mark(r.lines);
@@ -119,11 +131,30 @@
     lines();
   }
 
-  // What a run touched (gpubook run --map), drawn for the book's 750 px column: per buffer a
-  // strip of cells, each one element or a few, blue where the launches wrote, grey where the
-  // element kept its first value, red where it still holds the poison of a buffer never written.
+  // What a run touched (gpubook run --map), drawn at the width it is shown (at most the book's
+  // 750 px column): per buffer a strip of cells, each one element or a few, blue where the
+  // launches wrote (or, where check mode recorded the writer, the color of the writing block),
+  // grey where the element kept its first value, red where it still holds the poison of a
+  // buffer never written.
   const SVG = "http://www.w3.org/2000/svg";
-  const COLUMN = 750, LEFT = 44, PER_ROW = 50, CELL = 13; // 44 + 50 × 14 px: 744
+  const COLUMN = 750, LEFT = 44, CELL = 13; // at 750 px: 44 + 50 × 14 px, 744
+  // Block colors: Tableau 10 without the blue, red and grey that mean written with no writer
+  // recorded, the poison, and "kept its first value". Seven, so that blocks a power of two
+  // apart do not share one.
+  const BLOCK_COLORS = ["#f28e2b", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7", "#9c755f"];
+  // Splits text into lines of at most `width` px at `px` font size (0.55 em a character).
+  function wrap(text, width, px) {
+    const most = Math.max(10, Math.floor(width / (px * 0.55)));
+    const lines = [];
+    let line = "";
+    for (const word of text.split(" ")) {
+      if (line && line.length + 1 + word.length > most) {
+        lines.push(line);
+        line = word;
+      } else line = line ? line + " " + word : word;
+    }
+    return line ? [...lines, line] : lines;
+  }
   function svg(tag, attrs, text) {
     const e = document.createElementNS(SVG, tag);
     for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, v);
@@ -135,26 +166,54 @@
     return `rgb(${c(a[0], b[0])},${c(a[1], b[1])},${c(a[2], b[2])})`;
   }
   const GREY = [224, 224, 224], BLUE = [78, 121, 167], RED = [225, 87, 89];
-  function touchMap(map) {
+  function touchMap(map, width) {
     const fig = svg("svg", { class: "gpubook-touch-map", role: "img", "font-family": "sans-serif", "font-size": "12" });
     const parts = [];
+    const PER_ROW = Math.floor((width - LEFT) / (CELL + 1));
+    // A color per writing block (and launch), in the order they first appear in the figure.
+    const colors = new Map();
+    const blockColor = (by) => {
+      const key = `${by.launch}:${by.block}`;
+      if (!colors.has(key)) colors.set(key, BLOCK_COLORS[colors.size % BLOCK_COLORS.length]);
+      return colors.get(key);
+    };
+    // Lines of text, wrapped to the width; `y` is the first baseline, returns the last.
+    const text = (x, y, words, attrs, px = 12) => {
+      wrap(words, width - x, px).forEach((l, i) => parts.push(svg("text", { x, y: y + i * (px + 4), ...attrs }, l)));
+      return y + (wrap(words, width - x, px).length - 1) * (px + 4);
+    };
     let y = 18;
     const dims = (d) => (d[1] === 1 && d[2] === 1 ? String(d[0]) : d.filter((x, i) => i < 2 || x !== 1).join("×"));
     const launches = map.launches.map((l) => `${l.kernel}<<<${dims(l.grid)}, ${dims(l.block)}>>>`).join(", then ");
-    parts.push(svg("text", { x: 0, y, "font-weight": "bold", "font-size": "13" }, "What the run touched: " + launches));
+    y = text(0, y, "What the run touched: " + launches, { "font-weight": "bold", "font-size": "13" }, 13);
     y += 18;
     const threads = map.launches.map((l) => l.threads).filter((t) => t != null);
     const how = threads.length ? `${threads.join(" + ")} threads ran to the end, ` : "";
-    parts.push(svg("text", { x: 0, y, fill: "#666" }, `${how}on ${map.backend}; a cell is one element, or a few where it says so`));
+    y = text(0, y, `${how}on ${map.backend}; a cell is one element, or a few where it says so`, { fill: "#666" });
+    if (map.writers && !map.writers.known) y = text(0, y + 16, `Which thread wrote what is unknown: ${map.writers.why}.`, { fill: "#666" });
     y += 10;
-    const legend = [[BLUE, "written by the launches"], [GREY, "kept its first value"], [RED, "never written (still the poison)"]];
-    let x = 0;
-    y += 14;
-    for (const [c, label] of legend) {
-      parts.push(svg("rect", { x, y: y - 10, width: 11, height: 11, fill: mix(c, c, 0) }));
-      parts.push(svg("text", { x: x + 15, y }, label));
-      x += 30 + label.length * 6.4;
-    }
+    const byBlock = map.writers && map.writers.known;
+    const legend = [
+      [BLUE, byBlock ? "written, writer not recorded" : "written by the launches"],
+      [GREY, "kept its first value"],
+      [RED, "never written (still the poison)"],
+    ];
+    // Swatches with labels, wrapped to the width.
+    const swatches = (items, x0) => {
+      let x = x0;
+      y += 14;
+      for (const [fill, label] of items) {
+        const w = 22 + label.length * 6.6;
+        if (x > x0 && x + w > width) {
+          x = x0;
+          y += 16;
+        }
+        parts.push(svg("rect", { x, y: y - 10, width: 11, height: 11, fill }));
+        parts.push(svg("text", { x: x + 15, y }, label));
+        x += w + 8;
+      }
+    };
+    swatches(legend.map(([c, label]) => [mix(c, c, 0), label]), 0);
     y += 12;
     for (const b of map.buffers) {
       y += 20;
@@ -163,9 +222,13 @@
         .filter(Boolean)
         .join(" · ");
       const what = `${b.written_total} written` + (b.poisoned ? `, ${b.unwritten_total} never written` : "");
-      parts.push(svg("text", { x: 0, y, "font-weight": "bold" }, `${b.name}  (${b.type}[${b.n}])`));
-      parts.push(svg("text", { x: 200, y, fill: "#444" }, `${what}${counts ? "; " + counts : ""}`));
+      const head = `${b.name}  (${b.type}[${b.n}])`;
+      parts.push(svg("text", { x: 0, y, "font-weight": "bold" }, head));
+      const stats = `${what}${counts ? "; " + counts : ""}`;
+      const beside = Math.max(200, head.length * 7.5);
+      y = beside + stats.length * 6.6 <= width ? text(beside, y, stats, { fill: "#444" }) : text(0, y + 16, stats, { fill: "#444" });
       y += 6;
+      const writers = b.writers || [];
       b.written.forEach((w, i) => {
         const row = Math.floor(i / PER_ROW), col = i % PER_ROW;
         const top = y + row * (CELL + 2);
@@ -173,22 +236,38 @@
           parts.push(svg("text", { x: LEFT - 6, y: top + CELL - 2, "text-anchor": "end", "font-size": "11", fill: "#666" }, String(i * b.per_cell)));
         }
         const u = b.unwritten[i] / 100;
-        const fill = u > 0 ? mix(GREY, RED, Math.max(u, 0.35)) : mix(GREY, BLUE, w / 100);
+        const by = writers[i];
+        const fill = by ? blockColor(by) : u > 0 ? mix(GREY, RED, Math.max(u, 0.35)) : mix(GREY, BLUE, w / 100);
         const cell = svg("rect", { x: LEFT + col * (CELL + 1), y: top, width: CELL, height: CELL, fill });
         const first = i * b.per_cell, last = Math.min(first + b.per_cell, b.n) - 1;
         const which = first === last ? `${b.name}[${first}]` : `${b.name}[${first}..=${last}]`;
-        cell.append(svg("title", {}, `${which}: ${w}% written` + (b.poisoned ? `, ${b.unwritten[i]}% never written` : "")));
+        const who = by ? `; element ${by.i}: written by ${by.who}` : "";
+        cell.append(svg("title", {}, `${which}: ${w}% written` + (b.poisoned ? `, ${b.unwritten[i]}% never written` : "") + who));
         parts.push(cell);
       });
       const rows = Math.ceil(b.written.length / PER_ROW);
       y += rows * (CELL + 2);
       if (b.per_cell > 1) {
         y += 13;
-        parts.push(svg("text", { x: LEFT, y, "font-size": "11", fill: "#666" }, `each cell: ${b.per_cell} elements`));
+        const note = `each cell: ${b.per_cell} elements` + (writers.some(Boolean) ? ", colored by the writer of its first" : "");
+        y = text(LEFT, y, note, { "font-size": "11", fill: "#666" }, 11);
+      }
+      // The writing blocks' colors, in the order they first appear.
+      const keys = new Map();
+      for (const by of writers) if (by && !keys.has(`${by.launch}:${by.block}`)) keys.set(`${by.launch}:${by.block}`, by);
+      if (keys.size) {
+        const SHOWN = 16;
+        // "block 3", "block (1,2)" or "launch 2, block 0": the writer's text up to its thread.
+        const items = [...keys.values()].slice(0, SHOWN).map((by) => [blockColor(by), by.who.slice(0, by.who.lastIndexOf(", thread"))]);
+        swatches(items, LEFT);
+        const notes = [];
+        if (keys.size > SHOWN) notes.push(`and ${keys.size - SHOWN} more blocks`);
+        if (keys.size > BLOCK_COLORS.length) notes.push(`colors repeat every ${BLOCK_COLORS.length} blocks: hover a cell for its writer`);
+        if (notes.length) y = text(LEFT, y + 16, notes.join("; "), { "font-size": "11", fill: "#666" }, 11);
       }
     }
-    fig.setAttribute("viewBox", `0 0 ${COLUMN} ${y + 8}`);
-    fig.setAttribute("width", "100%");
+    fig.setAttribute("viewBox", `0 0 ${width} ${y + 8}`);
+    fig.setAttribute("width", String(width));
     fig.append(...parts);
     return fig;
   }

@@ -13,12 +13,15 @@
 //! a buffer, and `--save` takes it too (a `__device__` counter a kernel increments). With no
 //! `--kernel`, the file's own `// @symbol:` and `// @launch:` lines run and its `// @expect:`
 //! lines are checked (crates/gpubook/tests/fidelity/README.md).
+//! `--map FILE.json` writes what the run touched, for the served book's figure; with it or
+//! `--writers N` the emulator's check mode also records which thread wrote each element (a GPU,
+//! and fast mode, record no writers: the map and the output say so).
 //! Example: `gpubook run vector_add.cu --kernel vector_add --grid 4 --block 256 \
 //!           --arg 'f32[1000]:iota' --arg 'f32[1000]:ones' --arg 'f32[1000]:uninit' --arg i32=1000`
 
 use anyhow::{Context, bail};
 use gpubook::emu::{EmuConfig, Mode};
-use gpubook::gpu::{AccessCounts, Gpu};
+use gpubook::gpu::{AccessCounts, BackendKind, Gpu};
 use gpubook::launch_spec::{ElemType, LaunchLine, Script, Session, SymbolSpec, npy, parse_arg, parse_launch, parse_symbol, spec};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -63,9 +66,14 @@ pub struct Args {
     #[arg(long, default_value_t = 8)]
     show: usize,
     /// Write what the run touched as JSON (each buffer's elements the launches wrote, changed or
-    /// left unwritten, and its access counts): the served book draws it beside a run's output.
+    /// left unwritten, its access counts and, in the emulator's check mode, the block and thread
+    /// that wrote each element): the served book draws it beside a run's output.
     #[arg(long)]
     map: Option<PathBuf>,
+    /// Print which block and thread wrote each of the first N elements of every buffer the
+    /// launches wrote (the emulator's check mode records it; default 8).
+    #[arg(long, value_name = "N", num_args = 0..=1, default_missing_value = "8")]
+    writers: Option<usize>,
 }
 
 /// The launches asked for: `--kernel` and its options, then each `--then`; or the file's script.
@@ -120,6 +128,28 @@ fn gib(bytes: u64) -> String {
     format!("{:.2} GiB ({bytes} bytes)", bytes as f64 / (1u64 << 30) as f64)
 }
 
+/// The device: the emulator in `mode` when one is asked for, else whatever `Gpu::new` picks. On
+/// the emulator, check-mode launches record who wrote each element when `writers` (`--map`,
+/// `--writers`): it costs a pass over the written buffers, so only then.
+fn open_gpu(mode: Option<Mode>, writers: bool) -> anyhow::Result<Gpu> {
+    let emulated = mode.is_some() || (writers && gpubook::gpu::resolve_backend()?.kind == BackendKind::Emulator);
+    if !emulated {
+        return Ok(Gpu::new()?);
+    }
+    let config = EmuConfig::from_env();
+    Ok(Gpu::emulated(0, EmuConfig { mode: mode.unwrap_or(config.mode), writers, ..config })?)
+}
+
+/// Why a successful launch came back without writers.
+fn why_no_writers(gpu: &Gpu) -> String {
+    match gpu.backend() {
+        BackendKind::Cuda => "a GPU does not record which thread wrote what; run on the emulator \
+            (GPUBOOK_BACKEND=emu) to see the writers"
+            .into(),
+        BackendKind::Emulator => "the emulator's fast mode records no writers; run with --mode check".into(),
+    }
+}
+
 /// `NAME=FILE.npy`.
 fn parse_save(s: &str) -> anyhow::Result<(String, PathBuf)> {
     let (name, path) = s.split_once('=').with_context(|| format!("--save `{s}`: write NAME=FILE.npy"))?;
@@ -137,10 +167,8 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             .collect::<anyhow::Result<_>>()?,
     };
     let saves: Vec<(String, PathBuf)> = a.save.iter().map(|s| parse_save(s)).collect::<anyhow::Result<_>>()?;
-    let gpu = match a.mode {
-        Some(mode) => Gpu::emulated(0, EmuConfig { mode, ..EmuConfig::from_env() })?,
-        None => Gpu::new()?,
-    };
+    let wants_writers = a.map.is_some() || a.writers.is_some();
+    let gpu = open_gpu(a.mode, wants_writers)?;
     check_memory(&gpu, &lines, &raw)?;
     let mut session = Session::new(gpu.clone(), &a.file)?;
     if a.map.is_some() {
@@ -154,7 +182,11 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     for line in &lines {
         println!("{} on {} ({})", line.kernel, gpu.info().name, gpu.backend());
         let outcome = session.launch(line)?;
-        map.launched(line, outcome.as_ref().ok().and_then(|l| l.counts.as_ref()), outcome.is_ok());
+        let counts = outcome.as_ref().ok().and_then(|l| l.counts.as_ref());
+        map.launched(line, counts, outcome.is_ok());
+        if outcome.is_ok() && counts.is_none() {
+            map.writers_unknown(&why_no_writers(&gpu));
+        }
         match outcome {
             Ok(launched) => {
                 println!("launched grid {:?} × block {:?}: ok", line.grid, line.block);
@@ -181,6 +213,9 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     }
     for s in session.symbols() {
         println!("{} (variable, {}[{}]): {}", s.name, s.ty.c_name(), s.n, summary(s.ty, &session.read_symbol(s)?, a.show, false));
+    }
+    if let Some(n) = a.writers {
+        print!("{}", map.writers_text(n));
     }
     for (name, path) in &saves {
         let (ty, data) = session
@@ -259,7 +294,8 @@ fn counts_table(c: &AccessCounts) -> String {
 
 /// `--map`: which elements of each buffer the run wrote, as the emulator's memory shows it after
 /// the launches (an uninit buffer starts as 0xFF poison, the others as their init), with the
-/// access counts check mode made for each buffer.
+/// access counts check mode made for each buffer and, where check mode recorded them, the
+/// thread that wrote each element last (`writers`: per cell, its first element with a writer).
 mod touch_map {
     use gpubook::gpu::AccessCounts;
     use gpubook::launch_spec::{LaunchLine, Session};
@@ -268,12 +304,21 @@ mod touch_map {
     /// At most this many cells a buffer: a cell stands for several elements beyond it.
     const CELLS: usize = 200;
 
+    /// (launch index, global linear thread id).
+    type Writer = (usize, u64);
+
     #[derive(Default)]
     pub struct TouchMap {
         launches: Vec<Value>,
         /// (buffer label, loads [requests, sectors], stores [requests, sectors], atomics) summed
         /// over the launches.
         traffic: Vec<(String, [u64; 2], [u64; 2], u64)>,
+        /// Per buffer label, per element, its last writer over all launches.
+        who: Vec<(String, Vec<Option<Writer>>)>,
+        /// Why some launch recorded no writers.
+        unknown: Option<String>,
+        /// Each launch's grid and block, to turn linear ids into coordinates.
+        shapes: Vec<([u32; 3], [u32; 3])>,
     }
 
     impl TouchMap {
@@ -283,7 +328,25 @@ mod touch_map {
                 "block": [line.block.0, line.block.1, line.block.2], "ok": ok,
                 "threads": counts.map(|c| c.threads),
             }));
+            let index = self.shapes.len();
+            self.shapes.push(([line.grid.0, line.grid.1, line.grid.2], [line.block.0, line.block.1, line.block.2]));
             for b in counts.map(|c| c.buffers.as_slice()).unwrap_or_default() {
+                if let Some(w) = &b.writers {
+                    let at = match self.who.iter().position(|t| t.0 == b.label) {
+                        Some(at) => at,
+                        None => {
+                            self.who.push((b.label.clone(), Vec::new()));
+                            self.who.len() - 1
+                        }
+                    };
+                    let elems = &mut self.who[at].1;
+                    elems.resize(elems.len().max(w.thread_plus_one.len()), None);
+                    for (i, e) in elems.iter_mut().enumerate() {
+                        if let Some(id) = w.writer(i) {
+                            *e = Some((index, id));
+                        }
+                    }
+                }
                 let at = match self.traffic.iter().position(|t| t.0 == b.label) {
                     Some(at) => at,
                     None => {
@@ -300,7 +363,71 @@ mod touch_map {
             }
         }
 
-        pub fn finish(self, session: &Session, backend: &str) -> anyhow::Result<Value> {
+        /// A launch ran but recorded no writers, for this reason.
+        pub fn writers_unknown(&mut self, why: &str) {
+            self.unknown.get_or_insert_with(|| why.to_string());
+        }
+
+        /// `block 3, thread 17`, or coordinates (`block (1,2), thread (3,0)`) when the launch's
+        /// grid or block has more than one dimension.
+        fn describe(&self, launch: usize, id: u64) -> String {
+            let (grid, block) = self.shapes[launch];
+            let per_block: u64 = block.iter().map(|&d| u64::from(d)).product();
+            let coords = |linear: u64, dims: [u32; 3]| {
+                let (x, y) = (u64::from(dims[0]), u64::from(dims[1]));
+                match dims {
+                    [_, 1, 1] => linear.to_string(),
+                    [_, _, 1] => format!("({},{})", linear % x, linear / x),
+                    _ => format!("({},{},{})", linear % x, linear / x % y, linear / (x * y)),
+                }
+            };
+            let (b, t) = (id / per_block.max(1), id % per_block.max(1));
+            let which = if self.shapes.len() > 1 { format!("launch {}, ", launch + 1) } else { String::new() };
+            format!("{which}block {}, thread {}", coords(b, grid), coords(t, block))
+        }
+
+        /// `--writers N`: the first `n` elements' writers of each buffer, one a line.
+        pub fn writers_text(&self, n: usize) -> String {
+            let mut t = String::from("who wrote each element (the last write wins; ids within the grid and the block):\n");
+            if let Some(why) = &self.unknown {
+                t += &format!("  unknown: {why}\n");
+            }
+            for (label, elems) in &self.who {
+                for (i, e) in elems.iter().enumerate().take(n) {
+                    let who = e.map_or_else(|| "not written".to_string(), |(l, id)| self.describe(l, id));
+                    t += &format!("  {label}[{i}]: {who}\n");
+                }
+                if elems.len() > n {
+                    t += &format!("  ... {} more elements of {label}\n", elems.len() - n);
+                }
+            }
+            if self.who.is_empty() && self.unknown.is_none() {
+                t += "  no launch wrote to a buffer\n";
+            }
+            t
+        }
+
+        /// The map's `writers` of one buffer: per cell, its first element that has a writer.
+        fn cells(&self, name: &str, n: usize, per: usize) -> Value {
+            let Some((_, elems)) = self.who.iter().find(|w| w.0 == name) else {
+                return Value::Null;
+            };
+            let cells: Vec<Value> = (0..n.div_ceil(per))
+                .map(|c| {
+                    let first = (c * per..((c + 1) * per).min(n)).find_map(|i| elems.get(i).copied().flatten().map(|w| (i, w)));
+                    match first {
+                        Some((i, (l, id))) => {
+                            let per_block: u64 = self.shapes[l].1.iter().map(|&d| u64::from(d)).product();
+                            json!({ "i": i, "launch": l, "block": id / per_block, "thread": id % per_block, "who": self.describe(l, id) })
+                        }
+                        None => Value::Null,
+                    }
+                })
+                .collect();
+            Value::Array(cells)
+        }
+
+        pub fn finish(&self, session: &Session, backend: &str) -> anyhow::Result<Value> {
             let mut buffers = Vec::new();
             for b in session.buffers() {
                 let after = session.read(b)?;
@@ -327,9 +454,11 @@ mod touch_map {
                     "written_total": states.iter().filter(|&&x| x == 1).count(),
                     "unwritten_total": states.iter().filter(|&&x| x == 2).count(),
                     "loads": traffic.map(|t| t.1), "stores": traffic.map(|t| t.2), "atomics": traffic.map(|t| t.3),
+                    "writers": self.cells(&b.name, states.len(), per),
                 }));
             }
-            Ok(json!({ "backend": backend, "launches": self.launches, "buffers": buffers }))
+            let writers = json!({ "known": self.unknown.is_none(), "why": self.unknown });
+            Ok(json!({ "backend": backend, "launches": self.launches, "buffers": buffers, "writers": writers }))
         }
     }
 }

@@ -65,6 +65,9 @@ pub struct EmuConfig {
     /// Streaming multiprocessors the emulated device claims (`GPUBOOK_EMU_SMS`, default 16):
     /// with the per-SM limits, how many blocks are resident at once.
     pub sms: u32,
+    /// Check-mode launches also say who wrote each element of the buffers they stored to
+    /// (`AccessCounts::buffers[..].writers`); off by default, so graders pay nothing.
+    pub writers: bool,
 }
 
 /// 64 GiB of address space; pages are only backed once written.
@@ -104,7 +107,16 @@ impl EmuConfig {
                 _ => warn("GPUBOOK_EMU_SMS", &format!("`{v}` is not a number of SMs between 1 and 1024")),
             })
             .unwrap_or(DEFAULT_SMS);
-        EmuConfig { mode, watchdog, threads, cxx: var("CXX").map(PathBuf::from), cache_dir, arena_bytes: DEFAULT_ARENA_BYTES, sms }
+        EmuConfig {
+            mode,
+            watchdog,
+            threads,
+            cxx: var("CXX").map(PathBuf::from),
+            cache_dir,
+            arena_bytes: DEFAULT_ARENA_BYTES,
+            sms,
+            writers: false,
+        }
     }
 }
 

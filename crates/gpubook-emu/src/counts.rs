@@ -105,6 +105,52 @@ pub struct BufferAccesses {
     pub loads: GlobalRequests,
     pub stores: GlobalRequests,
     pub atomics: u64,
+    /// Who wrote each element, when the device records it (`EmuConfig::writers`) and this
+    /// launch stored to the buffer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub writers: Option<Writers>,
+}
+
+/// Who wrote each element of one buffer in one check-mode launch, from the race detector's
+/// shadow (the last write of each 4-byte word). An element wider than a word is credited to the
+/// writer of its first word; one narrower (a byte, a half) only when the word's last store
+/// covered it, else it reads as not written by this launch.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Writers {
+    /// Bytes per element (the buffer's element size; 4 when the allocation did not say).
+    pub elem_size: u64,
+    /// Per element: 0 when this launch did not write it, else the global linear id of the
+    /// thread that wrote it last plus one (linear block id x threads per block + linear thread
+    /// id within the block + 1).
+    pub thread_plus_one: Vec<u64>,
+}
+
+impl Writers {
+    /// The global linear thread id that wrote element `i` last, if this launch wrote it.
+    pub fn writer(&self, i: usize) -> Option<u64> {
+        self.thread_plus_one.get(i).and_then(|&w| w.checked_sub(1))
+    }
+
+    /// Parses the worker's writers file: per buffer a u64 address, element size and element
+    /// count, then a u64 per element (all little-endian). Returns (address, writers) pairs.
+    pub(crate) fn parse_file(bytes: &[u8]) -> Result<Vec<(u64, Writers)>, String> {
+        let mut words = bytes.chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes")));
+        if !bytes.len().is_multiple_of(8) {
+            return Err(format!("{} bytes is not a whole number of u64s", bytes.len()));
+        }
+        let mut out = Vec::new();
+        while let Some(addr) = words.next() {
+            let (Some(elem_size), Some(n)) = (words.next(), words.next()) else {
+                return Err("a buffer's header is cut short".into());
+            };
+            let thread_plus_one: Vec<u64> = words.by_ref().take(n as usize).collect();
+            if thread_plus_one.len() as u64 != n {
+                return Err(format!("buffer at {addr:#x}: {} of {n} elements", thread_plus_one.len()));
+            }
+            out.push((addr, Writers { elem_size, thread_plus_one }));
+        }
+        Ok(out)
+    }
 }
 
 #[cfg(test)]
@@ -139,5 +185,20 @@ mod tests {
         .unwrap();
         assert_eq!(c.global.loads.sectors_per_request(), 4.0);
         assert_eq!(c.buffers[0].label, "a");
+        assert_eq!(c.buffers[0].writers, None);
+    }
+
+    #[test]
+    fn the_writers_file_parses() {
+        let words: Vec<u64> = vec![4096, 4, 3, 0, 1, 70, 8192, 8, 1, 5];
+        let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+        let parsed = Writers::parse_file(&bytes).unwrap();
+        assert_eq!(parsed.len(), 2);
+        let (addr, w) = &parsed[0];
+        assert_eq!((*addr, w.elem_size), (4096, 4));
+        assert_eq!((w.writer(0), w.writer(1), w.writer(2), w.writer(3)), (None, Some(0), Some(69), None));
+        assert_eq!((parsed[1].0, parsed[1].1.writer(0)), (8192, Some(4)));
+        assert!(Writers::parse_file(&bytes[..bytes.len() - 8]).is_err());
+        assert!(Writers::parse_file(&bytes[..12]).is_err());
     }
 }

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use crate::arena::{Arena, BufferInfo, Notice};
 use crate::compile::{self, Runtime, Toolchain};
 use crate::config::{EmuConfig, Mode};
-use crate::counts::AccessCounts;
+use crate::counts::{AccessCounts, Writers};
 use crate::error::{DiagClass, Diagnostic, EmuError, io_context};
 use crate::signature::{KernelRef, KernelSignature, find_kernel, parse_kernels};
 use crate::source::{self, Rewritten};
@@ -153,6 +153,42 @@ const WORKER_HANG_REPORT: Duration = Duration::from_secs(2);
 
 /// Module ids, unique across devices so a module may be launched on any of them.
 static NEXT_MODULE_ID: AtomicU64 = AtomicU64::new(1);
+static NEXT_WRITERS_FILE: AtomicU64 = AtomicU64::new(1);
+
+/// The file a check-mode launch writes its writers to (`EmuConfig::writers`; the WRITERS
+/// command, runtime/worker/races.h). Removed when dropped.
+struct WritersFile(PathBuf);
+
+impl WritersFile {
+    /// Asks the worker to record the next launch's writers, when the device records them.
+    fn ask(dev: &EmuDevice, slot: &mut WorkerSlot, mode: Mode) -> Result<Option<WritersFile>, EmuError> {
+        if !dev.config.writers || mode != Mode::Check {
+            return Ok(None);
+        }
+        let n = NEXT_WRITERS_FILE.fetch_add(1, Ordering::Relaxed);
+        let path = std::env::temp_dir().join(format!("gpubook-writers-{}-{n}.bin", std::process::id()));
+        dev.command(slot, &format!("WRITERS {}", path.display()), "asking for writers from")?;
+        Ok(Some(WritersFile(path)))
+    }
+
+    /// Puts each buffer's writers into its entry of `counts`.
+    fn attach(self, mut counts: AccessCounts) -> Result<AccessCounts, EmuError> {
+        let bytes = std::fs::read(&self.0).map_err(io_context(format!("reading the launch's writers from {}", self.0.display())))?;
+        let parsed = Writers::parse_file(&bytes).map_err(|e| EmuError::Worker(format!("the writers file {}: {e}", self.0.display())))?;
+        for (addr, writers) in parsed {
+            if let Some(b) = counts.buffers.iter_mut().find(|b| b.addr == addr) {
+                b.writers = Some(writers);
+            }
+        }
+        Ok(counts)
+    }
+}
+
+impl Drop for WritersFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
 
 /// One emulated device. Cheap to share (`Send + Sync`); launches on one device run one at a
 /// time, memory operations run concurrently with them, as on a GPU with no synchronisation.
@@ -320,6 +356,7 @@ impl EmuDevice {
         let mut slot = self.worker.lock().unwrap_or_else(|p| p.into_inner());
         self.ready_worker(&mut slot, &rt)?;
         self.ensure_loaded(&mut slot, module, mode, &so)?;
+        let writers = WritersFile::ask(self, &mut slot, mode)?;
         let started = Instant::now();
         let deadline = started + self.config.watchdog + WORKER_HANG_REPORT;
         let worker = slot.worker.as_mut().expect("ready_worker started it");
@@ -328,7 +365,10 @@ impl EmuDevice {
                 wall: reply.ns.map(Duration::from_nanos).unwrap_or_else(|| started.elapsed()),
                 threads: launch.grid.iter().chain(&launch.block).map(|&d| d as u64).product(),
                 mode,
-                counts: reply.counts,
+                counts: match (reply.counts, writers) {
+                    (Some(counts), Some(file)) if reply.writers => Some(file.attach(counts)?),
+                    (counts, _) => counts,
+                },
             }),
             Ok(reply) => {
                 let err = self.failure(&reply, module, &so, &rt);

@@ -33,7 +33,7 @@ mod worker;
 pub use arena::BufferInfo;
 pub use compile::{Compiler, fast_mode_flags, probe_compiler};
 pub use config::{EmuConfig, Mode};
-pub use counts::{AccessCounts, BufferAccesses, GlobalAccesses, GlobalRequests, SharedAccesses, SharedRequests, ThreadAccesses};
+pub use counts::{AccessCounts, BufferAccesses, GlobalAccesses, GlobalRequests, SharedAccesses, SharedRequests, ThreadAccesses, Writers};
 pub use device::{EmuDevice, EmuInfo, EmuModule, KernelSource, LaunchSpec, LaunchStats};
 pub use error::{DiagClass, Diagnostic, EmuError};
 pub use signature::{KernelLookupError, KernelRef, KernelSignature, Param, find_kernel, parse_kernels};

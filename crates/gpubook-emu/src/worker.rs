@@ -38,6 +38,9 @@ pub(crate) struct Reply {
     /// A check-mode launch's access counts.
     #[serde(default)]
     pub counts: Option<AccessCounts>,
+    /// The launch wrote the writers file it was asked for (WRITERS).
+    #[serde(default)]
+    pub writers: bool,
     #[serde(default)]
     pub class: Option<WireClass>,
     #[serde(default)]

@@ -343,3 +343,111 @@ fn a_symbol_of_the_wrong_size_or_name_is_refused() {
     let (ok, out) = with("weigh=f32=1");
     assert!(!ok && out.contains("variable named `weigh`"), "{out}");
 }
+
+#[test]
+fn the_map_and_the_output_say_which_thread_wrote_each_element() {
+    let dir = tempfile::tempdir().unwrap();
+    let map = dir.path().join("map.json");
+    // 4 blocks of 128 threads for 1000 elements, 5 elements a cell: element i is written by
+    // block i / 128, thread i % 128, and elements 512.. by no one.
+    let (ok, out) = gpubook_run(&[
+        &zoo(),
+        "--kernel",
+        "ok_scale",
+        "--grid",
+        "4",
+        "--block",
+        "128",
+        "--mode",
+        "check",
+        "--arg",
+        "f32[1000]:uninit",
+        "--arg",
+        "f32[1000]:iota",
+        "--arg",
+        "i32=1000",
+        "--map",
+        map.to_str().unwrap(),
+        "--writers",
+        "3",
+    ]);
+    assert!(ok, "{out}");
+    let m: serde_json::Value = serde_json::from_slice(&std::fs::read(&map).unwrap()).unwrap();
+    assert_eq!((m["writers"]["known"].as_bool(), m["writers"]["why"].is_null()), (Some(true), true), "{m}");
+    let (o, i) = (&m["buffers"][0], &m["buffers"][1]);
+    let cell = |c: usize| &o["writers"][c];
+    assert_eq!((cell(0)["i"].as_u64(), cell(0)["block"].as_u64(), cell(0)["thread"].as_u64()), (Some(0), Some(0), Some(0)));
+    assert_eq!((cell(30)["i"].as_u64(), cell(30)["block"].as_u64(), cell(30)["thread"].as_u64()), (Some(150), Some(1), Some(22)));
+    assert_eq!(cell(30)["who"], "block 1, thread 22");
+    assert_eq!((cell(102)["i"].as_u64(), cell(102)["block"].as_u64(), cell(102)["thread"].as_u64()), (Some(510), Some(3), Some(126)));
+    assert!(cell(103).is_null() && cell(199).is_null(), "{}", o["writers"]);
+    assert_eq!(o["writers"].as_array().map(Vec::len), Some(200));
+    assert!(i["writers"].is_null(), "`in` was only read: {}", i["writers"]);
+    assert!(out.contains("  out[0]: block 0, thread 0\n  out[1]: block 0, thread 1\n  out[2]: block 0, thread 2\n"), "{out}");
+    assert!(out.contains("... 997 more elements of out"), "{out}");
+}
+
+#[test]
+fn the_writers_of_a_grid_stride_loop_and_of_two_dimensional_blocks() {
+    // 3 blocks of 2 threads over 8 elements with a grid-stride loop: element i by global thread
+    // i % 6. Then the same elements again by a 2 x 2 block: the last launch wins.
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("k.cu");
+    std::fs::write(
+        &file,
+        "extern \"C\" __global__ void stride(int* out, int n) {\n\
+         for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x) out[i] = i;\n}\n\
+         extern \"C\" __global__ void square(int* out) { out[threadIdx.y * 2 + threadIdx.x] = 1; }\n",
+    )
+    .unwrap();
+    let run = |then: bool| {
+        let mut args = vec![file.to_str().unwrap(), "--kernel", "stride", "--grid", "3", "--block", "2", "--mode", "check"];
+        args.extend(["--arg", "i32[8]:zeros", "--arg", "i32=8", "--writers", "8"]);
+        if then {
+            args.extend(["--then", "square grid=1 block=2,2 @out"]);
+        }
+        gpubook_run(&args)
+    };
+    let (ok, out) = run(false);
+    assert!(ok, "{out}");
+    for (i, b, t) in [(0, 0, 0), (1, 0, 1), (4, 2, 0), (5, 2, 1), (6, 0, 0), (7, 0, 1)] {
+        assert!(out.contains(&format!("  out[{i}]: block {b}, thread {t}\n")), "out[{i}]: {out}");
+    }
+    let (ok, out) = run(true);
+    assert!(ok, "{out}");
+    assert!(out.contains("  out[3]: launch 2, block 0, thread (1,1)\n"), "{out}");
+    assert!(out.contains("  out[5]: launch 1, block 2, thread 1\n"), "{out}");
+}
+
+#[test]
+fn fast_mode_says_the_writers_are_unknown_and_why() {
+    let dir = tempfile::tempdir().unwrap();
+    let map = dir.path().join("map.json");
+    let (ok, out) = gpubook_run(&[
+        &zoo(),
+        "--kernel",
+        "ok_scale",
+        "--grid",
+        "4",
+        "--block",
+        "128",
+        "--mode",
+        "fast",
+        "--arg",
+        "f32[1000]:uninit",
+        "--arg",
+        "f32[1000]:iota",
+        "--arg",
+        "i32=1000",
+        "--map",
+        map.to_str().unwrap(),
+        "--writers",
+    ]);
+    assert!(ok, "{out}");
+    let m: serde_json::Value = serde_json::from_slice(&std::fs::read(&map).unwrap()).unwrap();
+    assert_eq!(m["writers"]["known"].as_bool(), Some(false), "{m}");
+    assert!(m["writers"]["why"].as_str().is_some_and(|w| w.contains("fast mode")), "{m}");
+    assert!(m["buffers"][0]["writers"].is_null(), "{m}");
+    assert!(out.contains("  unknown: the emulator's fast mode records no writers; run with --mode check\n"), "{out}");
+    assert!(!out.contains("out[0]:"), "{out}");
+}

@@ -28,6 +28,7 @@ std::unique_ptr<Worker> g_workers[kMaxWorkers];
 std::atomic<int> g_worker_count{0};
 std::mutex g_workers_mutex;
 uint64_t g_launch_counter = 0;
+std::string g_writers_path; // WRITERS: for the next launch only
 
 // Fast mode's OS threads beyond the first, which launch_poll may add to while a launch runs.
 struct Helpers {
@@ -134,6 +135,8 @@ int worker_count() { return g_worker_count.load(); }
 
 void set_launch_timeout_ms(uint64_t ms) { g_timeout_ms = ms; }
 
+void set_writers_path(std::string path) { g_writers_path = std::move(path); }
+
 void launch_poll() {
     Launch* l = g_active_launch.load();
     if (!l || l->mode != Mode::Fast) return;
@@ -156,6 +159,8 @@ void launch_poll() {
 }
 
 void run_launch(const LaunchRequest& req, Json& reply) {
+    std::string writers_path; // asked for this launch only, whatever happens to it
+    writers_path.swap(g_writers_path);
     Module* m = find_module(req.module);
     if (!m) return fail_reply(reply, "bad_module", format("no module '%s' was loaded", req.module.c_str()));
     int arity = -1;
@@ -235,6 +240,9 @@ void run_launch(const LaunchRequest& req, Json& reply) {
     }
     watchdog_disarm();
     g_active_launch.store(nullptr);
+    bool writers = false;
+    if (l.mode == Mode::Check && !l.failed.load() && !writers_path.empty())
+        writers = races_write_writers(l, writers_path.c_str());
     if (l.mode == Mode::Check) races_end_launch();
     auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count();
     std::fflush(stdout); // kernel printf output before the reply
@@ -244,6 +252,7 @@ void run_launch(const LaunchRequest& req, Json& reply) {
     } else {
         reply.begin_object().boolean("ok", true).num("ns", ns);
         if (l.mode == Mode::Check) counts_write(reply, l.counts);
+        if (writers) reply.boolean("writers", true);
         reply.end_object();
     }
 }

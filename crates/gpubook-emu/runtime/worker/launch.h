@@ -24,6 +24,10 @@ struct LaunchRequest {
 // Runs the launch and writes the reply object into `reply`.
 void run_launch(const LaunchRequest& req, Json& reply);
 
+// WRITERS <path>: the next launch, if it runs in check mode and succeeds, writes who wrote
+// each element of the buffers it stored to into `path` (races.h, races_write_writers).
+void set_writers_path(std::string path);
+
 // Per-launch time limit in milliseconds (TIMEOUT command); 0 disables the worker's own watchdog.
 void set_launch_timeout_ms(uint64_t ms);
 

@@ -133,6 +133,11 @@ void handle(const std::string& line, Json& j) {
         else unwritten_clear(uintptr_t(a), size_t(b));
         return ok(j);
     }
+    if (cmd == "WRITERS") { // WRITERS <path>: see launch.h
+        if (w.size() < 2) return error(j, "protocol", "usage: WRITERS <path>");
+        set_writers_path(rest(line, 1));
+        return ok(j);
+    }
     if (cmd == "LAUNCH") return launch(w, j);
     if (cmd == "GLOBAL") { // GLOBAL <module id> <name>: a __device__/__constant__ variable's address and size
         if (w.size() != 3) return error(j, "protocol", "usage: GLOBAL <module id> <name>");

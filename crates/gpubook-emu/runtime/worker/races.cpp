@@ -5,8 +5,10 @@
 #include "worker.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <unordered_map>
+#include <vector>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -229,6 +231,31 @@ uint32_t races_last_writer(uintptr_t addr) {
     if (!g_global || !g_arena.contains(addr)) return UINT32_MAX;
     const Access& a = g_global[(addr - g_arena.base()) / 4].write;
     return a.who ? a.block : UINT32_MAX;
+}
+
+bool races_write_writers(const Launch& l, const char* path) {
+    if (!g_global) return false; // no shadow, no writers: the host says they are unknown
+    FILE* f = std::fopen(path, "wb");
+    if (!f) return false;
+    bool good = true;
+    std::vector<uint64_t> who;
+    for (const BufferTally& t : l.counts.buffers) {
+        if (!t.stores.requests && !t.atomics) continue;
+        const Buffer* buf = g_arena.find(t.addr, 1);
+        if (!buf) continue;
+        uint64_t es = buf->elem_size ? buf->elem_size : 4, n = buf->bytes / es;
+        who.assign(n, 0);
+        for (uint64_t e = 0; e < n; e++) {
+            uintptr_t a = buf->addr + e * es;
+            const Access& w = g_global[(a - g_arena.base()) / 4].write;
+            if (w.who && ((w.bytes >> (a % 4)) & 1))
+                who[e] = uint64_t(w.block) * l.threads_per_block + thread_of(w) + 1;
+        }
+        uint64_t head[3] = {uint64_t(buf->addr), es, n};
+        good = good && std::fwrite(head, sizeof head, 1, f) == 1;
+        good = good && (n == 0 || std::fwrite(who.data(), sizeof(uint64_t) * n, 1, f) == 1);
+    }
+    return std::fclose(f) == 0 && good;
 }
 
 void race_check(Worker& w, uintptr_t addr, size_t n, unsigned f, uintptr_t pc, bool shared) {

@@ -36,5 +36,12 @@ void races_fence(Worker& w);
 void races_acquire(Worker& w, uintptr_t addr);
 // The block that last wrote the word at `addr` (global memory), or UINT32_MAX.
 uint32_t races_last_writer(uintptr_t addr);
+// Before races_end_launch: writes to `path` who wrote each element of the buffers the launch
+// stored to (WRITERS command; DESIGN.md "Writers"). Per buffer: u64 address, u64 element
+// size, u64 elements, then per element a u64: 0 for not written by this launch, else the
+// writing thread's global linear id + 1 (block linear id x threads per block + thread linear
+// id). An element is credited to the last write of its first 4-byte word, and only if that
+// write covered the element's first byte. Returns false when the file could not be written.
+bool races_write_writers(const Launch& l, const char* path);
 
 } // namespace gpubook::rt

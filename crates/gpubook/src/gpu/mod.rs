@@ -97,7 +97,7 @@ pub use stream::Stream;
 pub use strided::{StridedView, StridedViewMut};
 pub use trace::{
     AccessCounts, BufferAccesses, CopyDir, GlobalAccesses, GlobalRequests, OpKind, SharedAccesses, SharedRequests, ThreadAccesses, Trace,
-    TraceOp, Writer, digest,
+    TraceOp, Writer, Writers, digest,
 };
 
 /// Probes for what `gpubook doctor` reports, without creating a device.

@@ -102,7 +102,7 @@ impl OpKind {
     }
 }
 
-pub use gpubook_emu::{GlobalAccesses, GlobalRequests, SharedAccesses, SharedRequests, ThreadAccesses};
+pub use gpubook_emu::{GlobalAccesses, GlobalRequests, SharedAccesses, SharedRequests, ThreadAccesses, Writers};
 
 /// A launch's memory traffic as the emulator's check mode counts it (crates/gpubook-emu/DESIGN.md,
 /// "Access counts", says how): warp-level requests to global memory with the 32-byte sectors
@@ -131,6 +131,10 @@ pub struct BufferAccesses {
     pub loads: GlobalRequests,
     pub stores: GlobalRequests,
     pub atomics: u64,
+    /// Who wrote each element, when the emulator was asked to record it
+    /// (`EmuConfig::writers`, check mode) and the launch stored to this buffer.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub writers: Option<Writers>,
 }
 
 impl AccessCounts {
@@ -140,7 +144,14 @@ impl AccessCounts {
         let buffers = c
             .buffers
             .into_iter()
-            .map(|b| BufferAccesses { buffer: id_of(b.addr), label: b.label, loads: b.loads, stores: b.stores, atomics: b.atomics })
+            .map(|b| BufferAccesses {
+                buffer: id_of(b.addr),
+                label: b.label,
+                loads: b.loads,
+                stores: b.stores,
+                atomics: b.atomics,
+                writers: b.writers,
+            })
             .collect();
         AccessCounts {
             threads: c.threads,

@@ -2,8 +2,8 @@
 //! (`@name`), so a two-kernel algorithm (scan, then add the block sums) runs as written.
 
 use super::elem::{Elem, ElemType};
-use super::spec::{ArgSpec, Init, LaunchLine};
-use crate::gpu::{AccessCounts, DeviceSlice, Function, Gpu, GpuError, LaunchArgs, LaunchConfig, Module, Source, Stream};
+use super::spec::{ArgSpec, Init, LaunchLine, SymbolSpec};
+use crate::gpu::{AccessCounts, DeviceSlice, Function, Global, Gpu, GpuError, LaunchArgs, LaunchConfig, Module, Source, Stream};
 use anyhow::{Context, bail};
 use std::path::Path;
 use std::sync::Arc;
@@ -79,6 +79,14 @@ impl Buffer {
     }
 }
 
+/// A `__constant__` or `__device__` variable the session set or reads back.
+pub struct Symbol {
+    pub name: String,
+    pub ty: ElemType,
+    pub n: usize,
+    global: Global,
+}
+
 /// What a launch did.
 #[derive(Debug)]
 pub struct Launched {
@@ -92,6 +100,7 @@ pub struct Session {
     stream: Arc<Stream>,
     module: Module,
     buffers: Vec<Buffer>,
+    symbols: Vec<Symbol>,
     rng: crate::grade::Rng,
     keep_initial: bool,
 }
@@ -99,7 +108,15 @@ pub struct Session {
 impl Session {
     pub fn new(gpu: Gpu, file: &Path) -> anyhow::Result<Session> {
         let module = gpu.load_module(Source::file(file))?;
-        Ok(Session { stream: gpu.default_stream(), gpu, module, buffers: Vec::new(), rng: crate::grade::Rng::new(1), keep_initial: false })
+        Ok(Session {
+            stream: gpu.default_stream(),
+            gpu,
+            module,
+            buffers: Vec::new(),
+            symbols: Vec::new(),
+            rng: crate::grade::Rng::new(1),
+            keep_initial: false,
+        })
     }
 
     /// Keeps each new buffer's first bytes, so a run can tell which elements its launches changed.
@@ -113,6 +130,53 @@ impl Session {
 
     pub fn buffer(&self, name: &str) -> Option<&Buffer> {
         self.buffers.iter().find(|b| b.name == name)
+    }
+
+    pub fn symbols(&self) -> &[Symbol] {
+        &self.symbols
+    }
+
+    /// Writes a module variable (before the launches that read it): its size on the device must
+    /// be the spec's. `Init::Uninit` writes nothing and only keeps the variable for reading back.
+    pub fn set_symbol(&mut self, spec: &SymbolSpec) -> anyhow::Result<()> {
+        let global = self.module.get_global(&spec.name)?;
+        let given = spec.n * spec.ty.size();
+        if global.num_bytes() != given {
+            bail!(
+                "`{}`: the variable `{}` is {} bytes on the device, but {} × {} is {given} bytes",
+                spec.text,
+                spec.name,
+                global.num_bytes(),
+                spec.n,
+                spec.ty.c_name()
+            );
+        }
+        if !matches!(spec.init, Init::Uninit) {
+            let data = self.initial_bytes(spec.ty, spec.n, &spec.init, &spec.name)?.unwrap_or_else(|| vec![0; given]);
+            global.write_bytes(&self.stream, &data)?;
+        }
+        self.symbols.retain(|s| s.name != spec.name);
+        self.symbols.push(Symbol { name: spec.name.clone(), ty: spec.ty, n: spec.n, global });
+        Ok(())
+    }
+
+    /// The variable's bytes now (after the stream's work).
+    pub fn read_symbol(&self, s: &Symbol) -> crate::gpu::Result<Vec<u8>> {
+        s.global.read_bytes(&self.stream)
+    }
+
+    /// A buffer's or, failing that, a variable's type and bytes, by name.
+    pub fn contents(&self, name: &str) -> Option<anyhow::Result<(ElemType, Vec<u8>)>> {
+        if let Some(b) = self.buffer(name) {
+            return Some(self.read(b).map(|d| (b.ty, d)).map_err(Into::into));
+        }
+        let s = self.symbols.iter().find(|s| s.name == name)?;
+        Some(self.read_symbol(s).map(|d| (s.ty, d)).map_err(Into::into))
+    }
+
+    /// Every buffer's and variable's name, for messages.
+    pub fn names(&self) -> Vec<&str> {
+        self.buffers.iter().map(|b| b.name.as_str()).chain(self.symbols.iter().map(|s| s.name.as_str())).collect()
     }
 
     /// The buffer's bytes, copied from the device.

@@ -7,21 +7,25 @@
 //! launch made (`gpubook::launch_spec::spec` has the grammar: CUDA vector types such as float4,
 //! inits zeros, ones, iota, random, uninit, numbers, or an .npy file). `--then 'KERNEL grid=..
 //! block=.. ARG...'` launches again on the same buffers (scan, then add the block sums);
-//! `--save NAME=FILE.npy` writes a buffer for numpy. With no `--kernel`, the file's own
-//! `// @launch:` lines run and its `// @expect:` lines are checked (tests/fidelity/README.md).
-//! `--ranks R` plays R ranks on the one device, as chapters 12-14 do: every launch runs once per
-//! rank, each rank has its own copy of every buffer, `i32=rank` is the launching rank and
-//! `peers:@name` (or `peers:f32[N]:INIT`) the table of every rank's copy of a buffer.
+//! `--save NAME=FILE.npy` writes a buffer for numpy. `--symbol NAME=TYPE[N]:INIT` or
+//! `--symbol NAME=TYPE=X` writes a `__constant__` or `__device__` variable before the first
+//! launch (its size on the device must match); each variable is printed after the launches like
+//! a buffer, and `--save` takes it too (a `__device__` counter a kernel increments). With no
+//! `--kernel`, the file's own `// @symbol:` and `// @launch:` lines run and its `// @expect:`
+//! lines are checked (crates/gpubook/tests/fidelity/README.md).
 //! `--map FILE.json` writes what the run touched, for the served book's figure; with it or
 //! `--writers N` the emulator's check mode also records which thread wrote each element (a GPU,
 //! and fast mode, record no writers: the map and the output say so).
+//! `--ranks R` plays R ranks on the one device, as chapters 12-14 do: every launch runs once per
+//! rank, each rank has its own copy of every buffer, `i32=rank` is the launching rank and
+//! `peers:@name` (or `peers:f32[N]:INIT`) the table of every rank's copy of a buffer.
 //! Example: `gpubook run vector_add.cu --kernel vector_add --grid 4 --block 256 \
 //!           --arg 'f32[1000]:iota' --arg 'f32[1000]:ones' --arg 'f32[1000]:uninit' --arg i32=1000`
 
 use anyhow::{Context, bail};
 use gpubook::emu::{EmuConfig, Mode};
 use gpubook::gpu::{AccessCounts, BackendKind, Gpu};
-use gpubook::launch_spec::{Buffer, LaunchLine, Script, Session, npy, parse_arg, parse_launch, spec};
+use gpubook::launch_spec::{ElemType, LaunchLine, Script, Session, SymbolSpec, npy, parse_arg, parse_launch, parse_symbol, spec};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -49,8 +53,13 @@ pub struct Args {
     /// Another launch after the first, on the same buffers: 'KERNEL grid=X block=X shared=N ARG...'.
     #[arg(long = "then")]
     then: Vec<String>,
-    /// Write a buffer (named after its kernel parameter) to an .npy file: `--save out=out.npy`
-    /// (with several ranks rank 0's copy; `out@1=out1.npy` rank 1's).
+    /// Set a `__constant__` or `__device__` variable before the first launch, and print it
+    /// after the launches: `coeffs=f32[16]:iota`, `scale=f32=2.5`, `count=u32[1]:0`
+    /// (`NAME=TYPE[N]:uninit` keeps the source's initial values and only reads it back).
+    #[arg(long = "symbol")]
+    symbols: Vec<String>,
+    /// Write a buffer (named after its kernel parameter) or a variable of --symbol to an .npy
+    /// file: `--save out=out.npy` (with several ranks rank 0's copy; `out@1=out1.npy` rank 1's).
     #[arg(long = "save")]
     save: Vec<String>,
     /// Run on the emulator in this mode (check: every access checked and counted; fast: blocks
@@ -81,8 +90,8 @@ pub struct Args {
 fn launches(a: &Args) -> anyhow::Result<(Vec<LaunchLine>, Vec<String>, Option<Script>)> {
     let cwd = Path::new(".");
     let Some(kernel) = &a.kernel else {
-        if !a.args.is_empty() || !a.then.is_empty() {
-            bail!("--arg and --then need --kernel (without it, the file's own `// @launch:` lines run)");
+        if !a.args.is_empty() || !a.then.is_empty() || !a.symbols.is_empty() {
+            bail!("--arg, --then and --symbol need --kernel (without it, the file's own `// @launch:` lines run)");
         }
         let text = std::fs::read_to_string(&a.file).with_context(|| format!("reading {}", a.file.display()))?;
         let script = Script::parse(&text, a.file.parent().unwrap_or(cwd)).map_err(|e| anyhow::anyhow!("{}: {e}", a.file.display()))?;
@@ -163,6 +172,14 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     if ranks == 0 {
         bail!("--ranks 0: a launch needs at least one rank");
     }
+    let symbols: Vec<SymbolSpec> = match &script {
+        Some(s) => s.symbols.clone(),
+        None => a
+            .symbols
+            .iter()
+            .map(|s| parse_symbol(s, Path::new(".")).map_err(|e| anyhow::anyhow!("--symbol {e}")))
+            .collect::<anyhow::Result<_>>()?,
+    };
     let saves: Vec<(String, PathBuf)> = a.save.iter().map(|s| parse_save(s)).collect::<anyhow::Result<_>>()?;
     let wants_writers = a.map.is_some() || a.writers.is_some();
     let gpu = open_gpu(a.mode, wants_writers)?;
@@ -170,6 +187,9 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     let mut session = Session::with_ranks(gpu.clone(), &a.file, ranks)?;
     if a.map.is_some() {
         session.keep_initial();
+    }
+    for s in &symbols {
+        session.set_symbol(s)?;
     }
     let mut code = ExitCode::SUCCESS;
     let mut map = touch_map::TouchMap::default();
@@ -210,15 +230,20 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             println!("rank {rank}:");
         }
         for b in session.buffers() {
-            println!("{} ({}[{}]): {}", b.name, b.ty.c_name(), b.n, summary(&session, b, rank, a.show)?);
+            println!("{} ({}[{}]): {}", b.name, b.ty.c_name(), b.n, summary(b.ty, &session.read_rank(b, rank)?, a.show, b.uninit()));
         }
+    }
+    for s in session.symbols() {
+        println!("{} (variable, {}[{}]): {}", s.name, s.ty.c_name(), s.n, summary(s.ty, &session.read_symbol(s)?, a.show, false));
     }
     if let Some(n) = a.writers {
         print!("{}", map.writers_text(n));
     }
     for (name, path) in &saves {
-        let (b, rank) = session.find(name).with_context(|| format!("--save {name}"))?;
-        std::fs::write(path, npy::write(b.ty, &session.read_rank(b, rank)?)).with_context(|| format!("writing {}", path.display()))?;
+        let (ty, data) = session
+            .contents(name)
+            .with_context(|| format!("--save {name}: no buffer or variable `{name}` (there are: {})", session.names().join(", ")))??;
+        std::fs::write(path, npy::write(ty, &data)).with_context(|| format!("writing {}", path.display()))?;
         println!("wrote {name} to {}", path.display());
     }
     if let Some(script) = script.filter(|s| !s.expects.is_empty())
@@ -237,19 +262,17 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     Ok(code)
 }
 
-/// First elements, then min, max and sum of the numbers; 0xFF poison (never written) counted.
-fn summary(session: &Session, b: &Buffer, rank: usize, show: usize) -> anyhow::Result<String> {
-    let data = session.read_rank(b, rank)?;
-    let ty = b.ty;
+/// First elements, then min, max and sum of the numbers; in an uninit buffer, 0xFF poison
+/// (never written) counted (elsewhere all ones is a value, -1).
+fn summary(ty: ElemType, data: &[u8], show: usize, uninit: bool) -> String {
     let elems = data.len() / ty.size().max(1);
-    // Only an uninit buffer can hold the poison: elsewhere all-0xFF bytes are a value (-1).
-    let poisoned = |e: &[u8]| b.uninit() && e.iter().all(|&x| x == 0xFF);
+    let poisoned = |e: &[u8]| uninit && e.iter().all(|&x| x == 0xFF);
     let poison = data.chunks_exact(ty.size()).filter(|e| poisoned(e)).count();
     let scalars = data.chunks_exact(ty.base.size()).filter(|x| !poisoned(x)).map(|x| ty.base.decode(x));
     let (lo, hi, sum) = scalars.filter(|x| !x.is_nan()).fold((f64::MAX, f64::MIN, 0.0), |(lo, hi, s), x| (lo.min(x), hi.max(x), s + x));
     let range = if lo <= hi { format!("min {lo}, max {hi}, sum {sum}") } else { "no numbers".into() };
     let unwritten = if poison > 0 { format!("; {poison} still hold the 0xFF poison (never written?)") } else { String::new() };
-    Ok(format!("{elems} elements: {} {range}{unwritten}", gpubook::launch_spec::session::show(ty, &data, show)))
+    format!("{elems} elements: {} {range}{unwritten}", gpubook::launch_spec::session::show(ty, data, show))
 }
 
 /// The emulator's access counts as a table under 88 columns.

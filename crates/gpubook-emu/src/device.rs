@@ -397,6 +397,67 @@ impl EmuDevice {
         }
     }
 
+    /// A `__device__` or `__constant__` variable of `module` (`cuModuleGetGlobal`): its address
+    /// in the worker and its size in bytes, from the module's symbol table. The variables live in
+    /// the worker's copy of the module (the device's mode), not in the arena: read and write
+    /// them with [`read_global`](Self::read_global) and [`write_global`](Self::write_global).
+    /// They start as the source initialises them, again after a crash restarts the worker, and
+    /// a template instantiation (`reduce<256>`) is built apart with variables of its own.
+    pub fn global(&self, module: &EmuModule, name: &str) -> Result<(u64, usize), EmuError> {
+        let reply = self.query(module, &format!("GLOBAL {} {name}", module.load_id(self.config.mode)))?;
+        match (reply.addr, reply.bytes) {
+            (Some(addr), Some(bytes)) => Ok((addr, bytes as usize)),
+            _ => Err(EmuError::Worker("GLOBAL: a reply without addr and bytes".into())),
+        }
+    }
+
+    /// Copies `dst.len()` bytes of a variable from [`global`](Self::global), from `addr` on.
+    pub fn read_global(&self, module: &EmuModule, addr: u64, dst: &mut [u8]) -> Result<(), EmuError> {
+        for (k, chunk) in dst.chunks_mut(GLOBAL_CHUNK).enumerate() {
+            let at = addr + (k * GLOBAL_CHUNK) as u64;
+            let reply = self.query(module, &format!("PEEK {at:#x} {}", chunk.len()))?;
+            let data = reply.data.unwrap_or_default();
+            let bytes: Vec<u8> = (0..data.len() / 2).filter_map(|i| u8::from_str_radix(&data[2 * i..2 * i + 2], 16).ok()).collect();
+            if bytes.len() != chunk.len() {
+                return Err(EmuError::Worker(format!("PEEK: {} bytes asked, {} returned", chunk.len(), bytes.len())));
+            }
+            chunk.copy_from_slice(&bytes);
+        }
+        Ok(())
+    }
+
+    /// Copies `src` into a variable from [`global`](Self::global), from `addr` on.
+    pub fn write_global(&self, module: &EmuModule, addr: u64, src: &[u8]) -> Result<(), EmuError> {
+        for (k, chunk) in src.chunks(GLOBAL_CHUNK).enumerate() {
+            self.query(module, &format!("POKE {:#x} {}", addr + (k * GLOBAL_CHUNK) as u64, hex(chunk)))?;
+        }
+        Ok(())
+    }
+
+    /// A command about `module`'s variables, with the worker started and the module loaded. A
+    /// refusal (no such variable) is an error that leaves the worker running.
+    fn query(&self, module: &EmuModule, line: &str) -> Result<Reply, EmuError> {
+        let mode = self.config.mode;
+        let (so, rt) = self.build(module, mode)?;
+        let mut slot = self.worker.lock().unwrap_or_else(|p| p.into_inner());
+        self.ready_worker(&mut slot, &rt)?;
+        self.ensure_loaded(&mut slot, module, mode, &so)?;
+        let worker = slot.worker.as_mut().expect("ready_worker started it");
+        match worker.request(line, Some(Instant::now() + Duration::from_secs(30))) {
+            Ok(r) if r.ok => Ok(r),
+            Ok(r) => Err(EmuError::Memory(r.message.unwrap_or_else(|| "the worker refused".into()))),
+            Err(e) => {
+                self.retire(&mut slot);
+                let verb = line.split(' ').next().unwrap_or(line);
+                Err(EmuError::Worker(match e {
+                    Failure::TimedOut => format!("`{verb}`: no answer within 30 s"),
+                    Failure::Died { status, stderr } => format!("`{verb}`: it {}{}", describe_exit(status), tail_for_message(&stderr)),
+                    Failure::Io(e) => e.to_string(),
+                }))
+            }
+        }
+    }
+
     fn arena(&self) -> MutexGuard<'_, Arena> {
         // A panic while holding the lock leaves the bookkeeping consistent (every mutation is
         // one insert or remove), so a poisoned lock is still usable.
@@ -578,6 +639,9 @@ impl Drop for EmuDevice {
         slot.worker = None;
     }
 }
+
+/// Bytes a PEEK or POKE moves at once (the worker's reply holds at most 16 KiB as hex).
+const GLOBAL_CHUNK: usize = 16 << 10;
 
 /// `LAUNCH <module> <kernel> gx gy gz bx by bz <dyn shared> <mode> <threads> <nargs> <arg hex>...`
 fn launch_line(id: u64, kernel: &str, l: &LaunchSpec, mode: Mode, threads: usize, args: &[Vec<u8>]) -> String {

@@ -57,6 +57,14 @@ pub(crate) struct Reply {
     pub thread: Option<[u32; 3]>,
     #[serde(default)]
     pub more: Vec<WireNote>,
+    /// GLOBAL: the variable's address and size.
+    #[serde(default)]
+    pub addr: Option<u64>,
+    #[serde(default)]
+    pub bytes: Option<u64>,
+    /// PEEK: the bytes read, as hex.
+    #[serde(default)]
+    pub data: Option<String>,
 }
 
 /// A failure's class: a bug in the kernel, or a problem of the emulator itself (`bad_module`,

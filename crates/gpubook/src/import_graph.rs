@@ -560,7 +560,7 @@ mod tests {
         ("the backend seam", &["backend.rs", "cuda.rs", "emu.rs", "select.rs"]),
         ("the context", &["ordering.rs", "context.rs"]),
         ("memory, streams, events", &["memory.rs", "strided.rs", "host.rs", "mapped.rs", "event.rs", "stream.rs"]),
-        ("launch and module loading", &["function.rs", "launch.rs"]),
+        ("launch and module loading", &["function.rs", "global.rs", "launch.rs"]),
         ("the facade", &["mod.rs"]),
     ];
 

@@ -289,6 +289,61 @@ fn the_map_says_which_elements_the_launch_wrote_and_which_it_never_did() {
     assert_eq!(m["launches"][0]["threads"], 512);
 }
 
+/// `--symbol`: a `__constant__` coefficient table and scale the kernel reads, a `__device__`
+/// counter it increments, printed and saved after the launch. The source initialises each to
+/// other values, so a write that did not happen shows.
+#[test]
+fn symbols_are_set_before_the_launch_and_read_back_after() {
+    let dir = tempfile::tempdir().unwrap();
+    let saved = dir.path().join("above.npy");
+    let file = fidelity("symbols_from_host.cu");
+    let run = |mode: &str, threshold: &str, extra: &[&str]| {
+        let mut args = vec![&file[..], "--mode", mode, "--kernel", "weigh", "--grid", "4", "--block", "256"];
+        args.extend(["--arg", "f32[1000]:iota", "--arg", "f32[1000]:uninit", "--arg", "i32=1000"]);
+        args.extend(["--symbol", "coeffs=f32[4]:1,2,3,4", "--symbol", "scale=f32=2", "--symbol", threshold]);
+        args.extend(extra);
+        gpubook_run(&args)
+    };
+    let save = format!("above={}", saved.display());
+    for mode in ["check", "fast"] {
+        // Every element is above -1: the counter ends at 7 + 1000.
+        let (ok, out) = run(mode, "threshold=f32=-1", &["--symbol", "above=u32=7", "--save", &save]);
+        assert!(ok, "{out}");
+        assert!(out.contains("y (float[1000]): 1000 elements: [0.0, 4.0, 12.0, 24.0, 8.0, 20.0,"), "{mode}: {out}");
+        assert!(out.contains("above (variable, unsigned[1]): 1 elements: [1007]"), "{mode}: {out}");
+        assert!(out.contains("coeffs (variable, float[4]): 4 elements: [1.0, 2.0, 3.0, 4.0]"), "{mode}: {out}");
+        let npy = std::fs::read(&saved).unwrap();
+        assert_eq!(npy[npy.len() - 4..], 1007u32.to_le_bytes(), "the saved counter");
+    }
+    // `uninit` writes nothing: the source's 100 stays, and nothing is above 1e9.
+    let (ok, out) = run("check", "threshold=f32=1e9", &["--symbol", "above=u32[1]:uninit"]);
+    assert!(ok, "{out}");
+    assert!(out.contains("above (variable, unsigned[1]): 1 elements: [100]"), "{out}");
+}
+
+#[test]
+fn a_symbol_of_the_wrong_size_or_name_is_refused() {
+    let file = fidelity("symbols_from_host.cu");
+    let base = [&file[..], "--mode", "check", "--kernel", "weigh", "--arg", "f32[32]:iota", "--arg", "f32[32]", "--arg", "i32=32"];
+    let with = |symbol: &str| {
+        let mut args = base.to_vec();
+        args.extend(["--symbol", symbol]);
+        gpubook_run(&args)
+    };
+    let (ok, out) = with("coeffs=f32[8]:iota");
+    assert!(!ok, "{out}");
+    assert!(out.contains("the variable `coeffs` is 16 bytes on the device, but 8 × float is 32 bytes"), "{out}");
+    let (ok, out) = with("scale=f64=2");
+    assert!(!ok && out.contains("`scale` is 4 bytes on the device, but 1 × double is 8 bytes"), "{out}");
+    let (ok, out) = with("nope=f32=1");
+    assert!(!ok, "{out}");
+    assert!(out.contains("no `__device__` or `__constant__` variable named `nope`"), "{out}");
+    assert!(out.contains("it declares: coeffs, scale, threshold, above"), "{out}");
+    // A kernel is not a variable.
+    let (ok, out) = with("weigh=f32=1");
+    assert!(!ok && out.contains("variable named `weigh`"), "{out}");
+}
+
 #[test]
 fn the_map_and_the_output_say_which_thread_wrote_each_element() {
     let dir = tempfile::tempdir().unwrap();

@@ -62,6 +62,9 @@ bool parse_hex_bytes(const std::string& s, std::vector<uint8_t>* out) {
     return true;
 }
 
+// PEEK's limit: its hex must fit a reply (Json's 64 KiB buffer).
+constexpr uint64_t kPeekMax = 16384;
+
 void ok(Json& j) { j.begin_object().boolean("ok", true).end_object(); }
 
 void error(Json& j, const char* cls, const std::string& message) {
@@ -136,6 +139,36 @@ void handle(const std::string& line, Json& j) {
         return ok(j);
     }
     if (cmd == "LAUNCH") return launch(w, j);
+    if (cmd == "GLOBAL") { // GLOBAL <module id> <name>: a __device__/__constant__ variable's address and size
+        if (w.size() != 3) return error(j, "protocol", "usage: GLOBAL <module id> <name>");
+        Module* m = find_module(w[1]);
+        if (!m) return error(j, "bad_module", "GLOBAL: no module " + w[1] + " loaded");
+        uintptr_t addr = 0;
+        size_t bytes = 0;
+        std::string e = find_global(*m, w[2], &addr, &bytes);
+        if (!e.empty()) return error(j, "no_symbol", e);
+        j.begin_object().boolean("ok", true).unum("addr", addr).unum("bytes", bytes).end_object();
+        return;
+    }
+    if (cmd == "PEEK") { // PEEK <addr hex> <bytes>: reads (part of) a variable GLOBAL found, as hex
+        if (w.size() != 3 || !parse_u64(w[1], 16, &a) || !parse_u64(w[2], 10, &b) || b > kPeekMax)
+            return error(j, "protocol", "usage: PEEK <addr hex> <bytes, at most 16384>");
+        if (!is_global_range(uintptr_t(a), size_t(b))) return error(j, "protocol", "PEEK outside the variables GLOBAL found");
+        static char hex[2 * kPeekMax + 1];
+        const auto* p = reinterpret_cast<const uint8_t*>(uintptr_t(a));
+        for (uint64_t i = 0; i < b; i++) std::snprintf(hex + 2 * i, 3, "%02x", p[i]);
+        hex[2 * b] = 0;
+        j.begin_object().boolean("ok", true).str("data", hex).end_object();
+        return;
+    }
+    if (cmd == "POKE") { // POKE <addr hex> <hex bytes>: writes (part of) a variable GLOBAL found
+        std::vector<uint8_t> bytes;
+        if (w.size() != 3 || !parse_u64(w[1], 16, &a) || !parse_hex_bytes(w[2], &bytes))
+            return error(j, "protocol", "usage: POKE <addr hex> <hex bytes>");
+        if (!is_global_range(uintptr_t(a), bytes.size())) return error(j, "protocol", "POKE outside the variables GLOBAL found");
+        std::memcpy(reinterpret_cast<void*>(uintptr_t(a)), bytes.data(), bytes.size());
+        return ok(j);
+    }
     if (cmd == "DEVICE") { // DEVICE <sms> <threads per sm> <blocks per sm> <shared bytes per sm>
         uint64_t v[4];
         bool good = w.size() == 5;

@@ -4,12 +4,15 @@
 #include <link.h>
 #include <map>
 #include <memory>
+#include <utility>
+#include <vector>
 
 namespace gpubook::rt {
 
 namespace {
 std::map<std::string, std::unique_ptr<Module>> g_modules;
-}
+std::vector<std::pair<uintptr_t, size_t>> g_globals; // (address, bytes) find_global handed out
+} // namespace
 
 std::string load_module(const std::string& id, const std::string& path) {
     // RTLD_LOCAL: two modules may define kernels with the same name.
@@ -42,6 +45,29 @@ KernelEntry find_kernel(const Module& m, const std::string& name, int* arity) {
 
 BlockLoopEntry find_block_loop(const Module& m, const std::string& name) {
     return reinterpret_cast<BlockLoopEntry>(dlsym(m.handle, ("__gpubook_kloop_" + name).c_str()));
+}
+
+std::string find_global(const Module& m, const std::string& name, uintptr_t* addr, size_t* bytes) {
+    void* p = dlsym(m.handle, name.c_str());
+    Dl_info info{};
+    void* entry = nullptr;
+    if (!p || !dladdr1(p, &info, &entry, RTLD_DL_SYMENT) || !entry)
+        return "`" + name + "` is not in the module's symbol table";
+    if (reinterpret_cast<uintptr_t>(info.dli_fbase) != m.base && m.base != 0)
+        return "`" + name + "` is not defined by the module";
+    const auto* sym = static_cast<const ElfW(Sym)*>(entry);
+    if (ELF64_ST_TYPE(sym->st_info) != STT_OBJECT)
+        return "`" + name + "` is not a variable (a function?)";
+    *addr = reinterpret_cast<uintptr_t>(p);
+    *bytes = size_t(sym->st_size);
+    g_globals.emplace_back(*addr, *bytes);
+    return "";
+}
+
+bool is_global_range(uintptr_t addr, size_t bytes) {
+    for (const auto& [a, n] : g_globals)
+        if (addr >= a && bytes <= n && addr - a <= n - bytes) return true;
+    return false;
 }
 
 bool in_kernel_module(uintptr_t pc) {

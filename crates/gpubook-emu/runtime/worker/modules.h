@@ -23,5 +23,11 @@ KernelEntry find_kernel(const Module& m, const std::string& name, int* arity);
 BlockLoopEntry find_block_loop(const Module& m, const std::string& name);
 // True when pc lies in a loaded kernel module (not in the worker or a system library).
 bool in_kernel_module(uintptr_t pc);
+// A `__device__` or `__constant__` variable of the module (plain globals in the emulator's
+// build): its address and size from the symbol table. Returns "" or why not. The range is
+// remembered, so that PEEK and POKE may touch it and nothing else.
+std::string find_global(const Module& m, const std::string& name, uintptr_t* addr, size_t* bytes);
+// True when [addr, addr+bytes) lies inside one variable find_global returned.
+bool is_global_range(uintptr_t addr, size_t bytes);
 
 } // namespace gpubook::rt

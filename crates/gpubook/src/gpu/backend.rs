@@ -78,6 +78,22 @@ pub(crate) trait Backend: Send + Sync {
 
 pub(crate) trait BackendModule: Send + Sync {
     fn function(&self, name: &str) -> Result<Arc<dyn BackendFunction>>;
+    /// A `__device__`/`__constant__` variable's address and size (`cuModuleGetGlobal`).
+    fn global(&self, name: &str) -> Result<(u64, usize)>;
+    /// Copies `data` into a variable from `global`; waits until done. On a GPU a variable is
+    /// device memory and the backend's copies reach it; the emulator's live in its worker.
+    fn write_global(&self, backend: &dyn Backend, stream: StreamId, addr: u64, data: &[u8]) -> Result<()> {
+        // SAFETY: `data` outlives the copy: the stream is synchronised before returning.
+        unsafe { backend.copy_htod(stream, addr, data.as_ptr(), data.len(), HostMem::Pageable) }?;
+        backend.synchronize_stream(stream)
+    }
+    /// Copies a variable (or its first `out.len()` bytes) out, after the stream's work.
+    fn read_global(&self, backend: &dyn Backend, stream: StreamId, addr: u64, out: &mut [u8]) -> Result<()> {
+        backend.synchronize_stream(stream)?;
+        // SAFETY: `out` outlives the copy: the stream is synchronised before returning.
+        unsafe { backend.copy_dtoh(stream, out.as_mut_ptr(), addr, out.len(), HostMem::Pageable) }?;
+        backend.synchronize_stream(stream)
+    }
 }
 
 pub(crate) trait BackendFunction: Send + Sync {

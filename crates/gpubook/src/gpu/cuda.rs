@@ -448,6 +448,16 @@ impl BackendModule for CudaKernels {
         };
         Ok(Arc::new(f))
     }
+
+    fn global(&self, name: &str) -> Result<(u64, usize)> {
+        use cudarc::driver::DevicePtr as _;
+        drv("cuCtxSetCurrent", self.ctx.bind_to_thread())?;
+        let stream = self.ctx.default_stream();
+        let view = self.module.get_global(name, &stream).map_err(|e| GpuError::Size(format!("cuModuleGetGlobal(`{name}`): {e}")))?;
+        let bytes = view.len();
+        let (addr, _no_sync) = view.device_ptr(&stream);
+        Ok((addr, bytes))
+    }
 }
 
 /// Compiles `source` with NVRTC, adding each of `exprs` as a name expression; returns the PTX

@@ -374,6 +374,19 @@ impl BackendModule for EmuKernels {
         self.2.load_kernel(&self.0, name).map_err(emu_error)?;
         Ok(Arc::new(EmuFunction { module: self.0.clone(), name: name.into(), sm: self.1 }))
     }
+
+    fn global(&self, name: &str) -> Result<(u64, usize)> {
+        self.2.global(&self.0, name).map_err(emu_error)
+    }
+
+    /// The emulator runs every operation when it is issued, so nothing earlier is pending.
+    fn write_global(&self, _b: &dyn Backend, _s: StreamId, addr: u64, data: &[u8]) -> Result<()> {
+        self.2.write_global(&self.0, addr, data).map_err(emu_error)
+    }
+
+    fn read_global(&self, _b: &dyn Backend, _s: StreamId, addr: u64, out: &mut [u8]) -> Result<()> {
+        self.2.read_global(&self.0, addr, out).map_err(emu_error)
+    }
 }
 
 struct EmuFunction {

@@ -55,6 +55,7 @@ mod emu;
 mod error;
 mod event;
 mod function;
+mod global;
 mod host;
 mod ids;
 mod info;
@@ -76,6 +77,7 @@ pub use context::Gpu;
 pub use error::{GpuError, Result};
 pub use event::Event;
 pub use function::{Function, Module};
+pub use global::Global;
 /// Element types of `__half` and `__nv_bfloat16` buffers (the `half` crate's).
 pub use half::{bf16, f16};
 pub use host::{HostSlice, HostSliceMut, PinnedHostSlice, PinnedView, PinnedViewMut};

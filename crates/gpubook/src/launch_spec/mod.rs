@@ -12,5 +12,5 @@ pub mod spec;
 
 pub use elem::{Base, Elem, ElemType};
 pub use script::Script;
-pub use session::{Buffer, Launched, Session};
-pub use spec::{ArgSpec, Init, LaunchLine, parse_arg, parse_launch};
+pub use session::{Buffer, Launched, Session, Symbol};
+pub use spec::{ArgSpec, Init, LaunchLine, SymbolSpec, parse_arg, parse_launch, parse_symbol};

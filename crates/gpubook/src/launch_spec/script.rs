@@ -4,6 +4,7 @@
 //!
 //! ```text
 //! // @feature: what the file exercises, in one line
+//! // @symbol: NAME=TYPE[N]:INIT or NAME=TYPE=X   a __constant__/__device__ variable, set first
 //! // @launch: KERNEL grid=X,Y,Z block=X,Y,Z shared=BYTES ARG...   (one or more, run in order)
 //! // @expect: NAME[i] = EXPR          every scalar of buffer NAME
 //! // @expect: NAME[3] = EXPR          one scalar
@@ -14,12 +15,13 @@
 //! ```
 //!
 //! ARGs are [`spec`](super::spec)'s; a buffer is named after the parameter it is passed as, so
-//! `@expect` and later launches (`@name`) refer to it by that name. EXPR is [`Expr`]'s
+//! `@expect` and later launches (`@name`) refer to it by that name; `@expect` may also name a
+//! variable of a `@symbol` line (every symbol is written before the first launch). EXPR is [`Expr`]'s
 //! arithmetic over `i` (the scalar's index: vectors count lane by lane) and `n`.
 
 use super::expr::Expr;
 use super::session::Session;
-use super::spec::{LaunchLine, parse_launch};
+use super::spec::{LaunchLine, SymbolSpec, parse_launch, parse_symbol};
 use std::path::Path;
 
 /// What one `@expect` line asks.
@@ -37,6 +39,7 @@ pub struct Expect {
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Script {
     pub feature: String,
+    pub symbols: Vec<SymbolSpec>,
     pub launches: Vec<LaunchLine>,
     pub expects: Vec<Expect>,
     pub tolerance: f64,
@@ -56,6 +59,7 @@ impl Script {
             match key.trim() {
                 "feature" => s.feature = value.to_string(),
                 "launch" => s.launches.push(parse_launch(value, dir).map_err(ctx)?),
+                "symbol" => s.symbols.push(parse_symbol(value, dir).map_err(ctx)?),
                 "expect" => s.expects.push(parse_expect(value).map_err(ctx)?),
                 "tolerance" => s.tolerance = value.parse().map_err(|_| ctx(format!("`{value}` is not a number")))?,
                 "ranks" => {
@@ -65,7 +69,7 @@ impl Script {
                         .filter(|&r| r >= 1)
                         .ok_or_else(|| ctx(format!("`{value}` is not a number of ranks (1 or more)")))?
                 }
-                other => return Err(ctx(format!("unknown `// @{other}`: use feature, launch, expect, tolerance or ranks"))),
+                other => return Err(ctx(format!("unknown `// @{other}`: use feature, symbol, launch, expect, tolerance or ranks"))),
             }
         }
         Ok(s)
@@ -76,15 +80,12 @@ impl Script {
     pub fn check(&self, session: &Session) -> anyhow::Result<Vec<String>> {
         let mut problems = Vec::new();
         for e in &self.expects {
-            let (b, rank) = match session.find(&e.buffer) {
-                Ok(found) => found,
-                Err(err) => {
-                    problems.push(format!("`{}`: {err}", e.text));
-                    continue;
-                }
+            let Some(found) = session.contents(&e.buffer) else {
+                problems.push(format!("`{}`: no buffer or variable `{}` (there are: {})", e.text, e.buffer, session.names().join(", ")));
+                continue;
             };
-            let data = session.read_rank(b, rank)?;
-            let size = b.ty.base.size();
+            let (ty, data) = found?;
+            let size = ty.base.size();
             let n = data.len() / size;
             let to = e.to.unwrap_or(n);
             if to > n || e.from >= to {
@@ -94,7 +95,7 @@ impl Script {
             let mut bad = Vec::new();
             let mut count = 0;
             for k in e.from..to {
-                let got = b.ty.base.decode(&data[k * size..(k + 1) * size]);
+                let got = ty.base.decode(&data[k * size..(k + 1) * size]);
                 let want = e.value.eval(k as f64, n as f64);
                 let close = got == want || (got - want).abs() <= self.tolerance * want.abs().max(1.0) || (got.is_nan() && want.is_nan());
                 if !close {
@@ -135,10 +136,11 @@ mod tests {
 
     #[test]
     fn scripts_parse() {
-        let src = "// @feature: adds\n// @launch: add grid=2 block=64 f32[100]:iota f32[100]:ones f32[100] i32=100\n\
+        let src = "// @feature: adds\n// @symbol: scale=f32=2\n// @launch: add grid=2 block=64 f32[100]:iota f32[100]:ones f32[100] i32=100\n\
                    // @expect: c[i] = i + 1\n// @expect: c[3] = 4\n// @expect: c[0..8] = i + 1\n// @tolerance: 1e-6\n";
         let s = Script::parse(src, Path::new(".")).unwrap();
         assert_eq!((s.feature.as_str(), s.launches.len(), s.expects.len(), s.tolerance), ("adds", 1, 3, 1e-6));
+        assert_eq!(s.symbols[0].name, "scale");
         assert_eq!((s.expects[1].from, s.expects[1].to), (3, Some(4)));
         assert_eq!((s.expects[2].from, s.expects[2].to), (0, Some(8)));
         assert!(Script::parse("// @lunch: x", Path::new(".")).unwrap_err().contains("line 1"));

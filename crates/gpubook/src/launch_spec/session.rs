@@ -4,9 +4,9 @@
 //! every buffer is a [`Symmetric`] one: a copy per rank, and per rank the table of all copies.
 
 use super::elem::{Elem, ElemType};
-use super::spec::{ArgSpec, Init, LaunchLine};
+use super::spec::{ArgSpec, Init, LaunchLine, SymbolSpec};
 use crate::ep::{Symmetric, Topology, World};
-use crate::gpu::{AccessCounts, Function, Gpu, GpuError, LaunchArgs, LaunchConfig, Module, Source, Stream};
+use crate::gpu::{AccessCounts, Function, Global, Gpu, GpuError, LaunchArgs, LaunchConfig, Module, Source, Stream};
 use anyhow::{Context, bail};
 use std::path::Path;
 use std::sync::Arc;
@@ -103,6 +103,14 @@ impl Buffer {
     }
 }
 
+/// A `__constant__` or `__device__` variable the session set or reads back.
+pub struct Symbol {
+    pub name: String,
+    pub ty: ElemType,
+    pub n: usize,
+    global: Global,
+}
+
 /// What a launch did on one rank.
 #[derive(Debug)]
 pub struct Launched {
@@ -117,6 +125,7 @@ pub struct Session {
     module: Module,
     world: World,
     buffers: Vec<Buffer>,
+    symbols: Vec<Symbol>,
     rng: crate::grade::Rng,
     keep_initial: bool,
 }
@@ -139,6 +148,7 @@ impl Session {
             module,
             world,
             buffers: Vec::new(),
+            symbols: Vec::new(),
             rng: crate::grade::Rng::new(1),
             keep_initial: false,
         })
@@ -178,6 +188,54 @@ impl Session {
             format!("no buffer `{base}` (there are: {})", names.join(", "))
         })?;
         Ok((b, rank))
+    }
+
+    pub fn symbols(&self) -> &[Symbol] {
+        &self.symbols
+    }
+
+    /// Writes a module variable (before the launches that read it): its size on the device must
+    /// be the spec's. `Init::Uninit` writes nothing and only keeps the variable for reading back.
+    pub fn set_symbol(&mut self, spec: &SymbolSpec) -> anyhow::Result<()> {
+        let global = self.module.get_global(&spec.name)?;
+        let given = spec.n * spec.ty.size();
+        if global.num_bytes() != given {
+            bail!(
+                "`{}`: the variable `{}` is {} bytes on the device, but {} × {} is {given} bytes",
+                spec.text,
+                spec.name,
+                global.num_bytes(),
+                spec.n,
+                spec.ty.c_name()
+            );
+        }
+        if !matches!(spec.init, Init::Uninit) {
+            let data = self.initial_bytes(spec.ty, spec.n, &spec.init, &spec.name)?.unwrap_or_else(|| vec![0; given]);
+            global.write_bytes(&self.stream, &data)?;
+        }
+        self.symbols.retain(|s| s.name != spec.name);
+        self.symbols.push(Symbol { name: spec.name.clone(), ty: spec.ty, n: spec.n, global });
+        Ok(())
+    }
+
+    /// The variable's bytes now (after the stream's work).
+    pub fn read_symbol(&self, s: &Symbol) -> crate::gpu::Result<Vec<u8>> {
+        s.global.read_bytes(&self.stream)
+    }
+
+    /// A buffer's (`name`, or `name@R` for rank R's copy) or, failing that, a variable's type
+    /// and bytes, by name.
+    pub fn contents(&self, name: &str) -> Option<anyhow::Result<(ElemType, Vec<u8>)>> {
+        if self.buffer(name.split('@').next().unwrap_or(name)).is_some() {
+            return Some(self.find(name).and_then(|(b, rank)| Ok((b.ty, self.read_rank(b, rank)?))));
+        }
+        let s = self.symbols.iter().find(|s| s.name == name)?;
+        Some(self.read_symbol(s).map(|d| (s.ty, d)).map_err(Into::into))
+    }
+
+    /// Every buffer's and variable's name, for messages.
+    pub fn names(&self) -> Vec<&str> {
+        self.buffers.iter().map(|b| b.name.as_str()).chain(self.symbols.iter().map(|s| s.name.as_str())).collect()
     }
 
     /// Rank 0's copy of the buffer, copied from the device.

@@ -12,6 +12,12 @@
 //! buffer) or `@name`: the kernel parameter `T* const* name` gets the device array of every
 //! rank's copy, entry d rank d's (DeepEP's `buffer_ptrs`, made by [`crate::ep::Symmetric`]).
 //! `peers:` works with one rank too (a table of one pointer).
+//!
+//! A module variable (`__constant__` or `__device__`) is set before the first launch with
+//! `NAME=TYPE[N]:INIT` (an array, `coeffs=f32[16]:iota`) or `NAME=TYPE=X` (one value,
+//! `scale=f32=2.5`): the same buffers and values, named. Its size on the device must be exactly
+//! N elements of TYPE. `NAME=TYPE[N]:uninit` writes nothing (the source's initial values stay)
+//! and only reads the variable back.
 
 use super::elem::{Base, ElemType};
 use super::npy;
@@ -75,6 +81,36 @@ pub struct LaunchLine {
     pub block: (u32, u32, u32),
     pub shared: u32,
     pub args: Vec<ArgSpec>,
+}
+
+/// A `__constant__` or `__device__` variable and what goes into it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SymbolSpec {
+    pub name: String,
+    pub ty: ElemType,
+    /// Elements: N of an array, 1 for a value.
+    pub n: usize,
+    /// What to write: a value's numbers are an `Init::List`; `Init::Uninit` writes nothing.
+    pub init: Init,
+    /// The text as written, for messages.
+    pub text: String,
+}
+
+/// `NAME=TYPE[N]:INIT` or `NAME=TYPE=X` (a vector `NAME=float2=1,2`).
+pub fn parse_symbol(s: &str, dir: &Path) -> Result<SymbolSpec, String> {
+    let (name, rest) = s.split_once('=').ok_or_else(|| format!("`{s}` is not NAME=TYPE[N]:INIT or NAME=TYPE=X"))?;
+    let name = name.trim();
+    if name.is_empty() || !name.chars().all(|c| c.is_alphanumeric() || c == '_') || name.starts_with(|c: char| c.is_ascii_digit()) {
+        return Err(format!("`{s}`: `{name}` is not a variable's name (write NAME=TYPE[N]:INIT or NAME=TYPE=X)"));
+    }
+    let (ty, n, init) = match parse_arg(rest.trim(), dir).map_err(|e| format!("`{name}=`: {e}"))? {
+        ArgSpec::Buffer { ty, n, init } => (ty, n, init),
+        ArgSpec::Value { ty, values } => (ty, 1, Init::List(values)),
+        ArgSpec::Ref(_) | ArgSpec::Rank { .. } | ArgSpec::Peers(_) => {
+            return Err(format!("`{s}`: a variable is given TYPE[N]:INIT or TYPE=X, not @NAME, a rank or a peer table"));
+        }
+    };
+    Ok(SymbolSpec { name: name.to_string(), ty, n, init, text: s.to_string() })
 }
 
 /// `X`, `X,Y` or `X,Y,Z`.
@@ -224,6 +260,20 @@ mod tests {
         assert!(arg("float2=1").unwrap_err().contains("takes 2 number"));
         assert!(arg("f32[3]:1,2").unwrap_err().contains("2 values for 3 scalars"));
         assert!(arg("f32[]:zeros").is_err());
+    }
+
+    #[test]
+    fn symbols_parse() {
+        let s = parse_symbol("coeffs=f32[16]:iota", Path::new(".")).unwrap();
+        assert_eq!((s.name.as_str(), s.ty, s.n, s.init), ("coeffs", ElemType::parse("f32").unwrap(), 16, Init::Iota));
+        let s = parse_symbol("scale=f32=2.5", Path::new(".")).unwrap();
+        assert_eq!((s.n, s.init), (1, Init::List(vec![2.5])));
+        let s = parse_symbol("origin=float2=1,2", Path::new(".")).unwrap();
+        assert_eq!((s.ty.lanes, s.n, s.init), (2, 1, Init::List(vec![1.0, 2.0])));
+        assert!(parse_symbol("f32[4]=1", Path::new(".")).unwrap_err().contains("not a variable's name"));
+        assert!(parse_symbol("x=@out", Path::new(".")).unwrap_err().contains("not @NAME"));
+        assert!(parse_symbol("x=i32=3e9", Path::new(".")).unwrap_err().contains("out of range"));
+        assert!(parse_symbol("count", Path::new(".")).is_err());
     }
 
     #[test]

@@ -31,6 +31,9 @@ fn run(gpu: &Gpu, file: &Path) -> Result<String, String> {
     }
     let mut session = Session::with_ranks(gpu.clone(), file, script.ranks.max(1)).map_err(|e| format!("{e:#}"))?;
     session.check_memory(&script.launches).map_err(|e| format!("{e:#}"))?;
+    for s in &script.symbols {
+        session.set_symbol(s).map_err(|e| format!("{e:#}"))?;
+    }
     for line in &script.launches {
         for outcome in session.launch(line).map_err(|e| format!("{e:#}"))? {
             outcome.map_err(|e| format!("`{}`: {e}", line.kernel))?;
@@ -43,6 +46,9 @@ fn run(gpu: &Gpu, file: &Path) -> Result<String, String> {
     let mut h = Sha256::new();
     for b in session.buffers() {
         h.update(session.read(b).map_err(|e| e.to_string())?);
+    }
+    for s in session.symbols() {
+        h.update(session.read_symbol(s).map_err(|e| e.to_string())?);
     }
     Ok(h.finalize().iter().take(6).map(|b| format!("{b:02x}")).collect())
 }
@@ -156,4 +162,20 @@ fn a_wrong_kernel_fails_its_expectations() {
     let gpu = Gpu::emulated(0, EmuConfig { mode: Mode::Fast, ..EmuConfig::from_env() }).expect("the emulator starts");
     let e = run(&gpu, &file).expect_err("c[999] is off by one");
     assert!(e.contains("1 scalar(s) differ: c[999] = 1999, expected 1998"), "{e}");
+}
+
+/// The `@symbol` lines matter: without their writes the source's own values stay (a counter
+/// that starts at 100, coefficients of 9) and the expectations say so.
+#[test]
+fn a_script_without_its_symbols_fails_its_expectations() {
+    let src = std::fs::read_to_string(gpubook::testing::workspace_file(DIR).join("symbols_from_host.cu")).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("symbols_from_host.cu");
+    let gpu = Gpu::emulated(0, EmuConfig { mode: Mode::Check, ..EmuConfig::from_env() }).expect("the emulator starts");
+    std::fs::write(&file, src.replace("above=u32=5", "above=u32[1]:uninit")).unwrap();
+    let e = run(&gpu, &file).expect_err("the counter starts at 100");
+    assert!(e.contains("above[0] = 308, expected 213"), "{e}");
+    std::fs::write(&file, src.replace("// @symbol: coeffs=f32[4]:1,2,3,4\n", "")).unwrap();
+    let e = run(&gpu, &file).expect_err("every coefficient is 9");
+    assert!(e.contains("y[1] = 4.5, expected 1"), "{e}");
 }

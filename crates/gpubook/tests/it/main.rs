@@ -13,6 +13,7 @@ mod demos_ch08;
 mod emu_features;
 mod ep;
 mod fidelity;
+mod globals;
 mod notebook;
 mod viz;
 mod wrong;

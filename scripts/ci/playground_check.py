@@ -12,7 +12,10 @@ chromedriver session as book_check.py) and:
   5. clicks Check in the same box and finds the grader's report on the untouched stub
      (`gpubook check`'s, so progress is recorded as on the command line);
   6. takes the barrier out of chapter 4's block reverse, clicks Run, and finds the data race
-     with both of its lines marked.
+     with both of its lines marked;
+  7. clicks Run in chapter 12's dispatch box (two ranks, peer tables) and finds each rank's
+     buffers under `rank 0:` and `rank 1:` and in the map, which stays inside the column at
+     400 and 1280 px.
 
 Usage: playground_check.py [--gpubook target/release/gpubook] [--shots DIR]
 Exit status 0 when every step passes.
@@ -89,6 +92,35 @@ def listing_done(page):
         120,
         "the run finished",
     )
+
+
+def ranks(page, browser, port, shots):
+    """Step 7: a launch on two ranks from an exercise box, and its per-rank output and map."""
+    ranked = ".gpubook-play[data-play='ch12-dispatch']"
+    for width in (1280, 400):
+        browser.open(f"http://127.0.0.1:{port}/ch12-moe-all-to-all/index.html", width)
+        page.wait(f"document.querySelector(\"{ranked} textarea\")", 30, "chapter 12's dispatch box became an editor")
+        page.click(f"{ranked} .gpubook-play-run")
+        status = page.wait(
+            f"(() => {{ const s = document.querySelector(\"{ranked} .gpubook-play-status\").textContent;"
+            " return s && !s.startsWith('running') ? s : null; })()",
+            120,
+            "the two-rank run finished",
+        )
+        out = page.js(f"return document.querySelector(\"{ranked} .gpubook-play-out\").textContent")
+        figure = page.js(f"return document.querySelector(\"{ranked} svg.gpubook-touch-map\")?.textContent || ''")
+        print(f"playground: Run on two ranks at {width} px: {status!r}")
+        if "rank 1: launched" not in out or "\nrank 1:\n" not in out or "rank 0" not in figure or "rank 1" not in figure:
+            sys.exit(f"playground: FAIL: expected each rank's launches and buffers; got {status!r}:\n{out}\n{figure}")
+        # Nothing of the box wider than the page's column.
+        wide = page.js(
+            f"const box = document.querySelector(\"{ranked}\"), r = box.getBoundingClientRect();"
+            " return [...box.querySelectorAll('*')].filter((e) => e.getBoundingClientRect().right > r.right + 1"
+            " && !e.parentElement?.closest('pre, textarea')).map((e) => e.tagName + '.' + (e.getAttribute('class') || '')).slice(0, 5)"
+        )
+        if wide:
+            sys.exit(f"playground: FAIL: at {width} px these stick out of the dispatch box: {wide}")
+        page.shot(f"{ranked} svg.gpubook-touch-map", shots / f"ranks-{width}.png")
 
 
 def main():
@@ -218,6 +250,7 @@ def main():
             sys.exit(f"playground: FAIL: expected a data race naming two lines; got {status!r}:\n{out}")
         page.js(f"document.querySelector(\"{race} .gpubook-play-reset\").click(); return true")
         page.shot(race, a.shots / "race.png")
+        ranks(page, browser, port, a.shots)
         print("playground: ok")
     finally:
         try:

@@ -184,12 +184,19 @@
     };
     let y = 18;
     const dims = (d) => (d[1] === 1 && d[2] === 1 ? String(d[0]) : d.filter((x, i) => i < 2 || x !== 1).join("×"));
-    const launches = map.launches.map((l) => `${l.kernel}<<<${dims(l.grid)}, ${dims(l.block)}>>>`).join(", then ");
+    // With several ranks every launch ran once per rank: name rank 0's, say how many ranks.
+    const ranks = map.ranks || 1;
+    const shown = map.launches.filter((l) => !l.rank);
+    const launches = shown.map((l) => `${l.kernel}<<<${dims(l.grid)}, ${dims(l.block)}>>>`).join(", then ");
     y = text(0, y, "What the run touched: " + launches, { "font-weight": "bold", "font-size": "13" }, 13);
     y += 18;
-    const threads = map.launches.map((l) => l.threads).filter((t) => t != null);
+    const threads = shown.map((l) => l.threads).filter((t) => t != null);
     const how = threads.length ? `${threads.join(" + ")} threads ran to the end, ` : "";
     y = text(0, y, `${how}on ${map.backend}; a cell is one element, or a few where it says so`, { fill: "#666" });
+    if (ranks > 1) {
+      const each = `each launch ran on each of the ${ranks} ranks in turn, and every rank has its own copy of every buffer`;
+      y = text(0, y + 16, each, { fill: "#666" });
+    }
     if (map.writers && !map.writers.known) y = text(0, y + 16, `Which thread wrote what is unknown: ${map.writers.why}.`, { fill: "#666" });
     y += 10;
     const byBlock = map.writers && map.writers.known;
@@ -215,7 +222,14 @@
     };
     swatches(legend.map(([c, label]) => [mix(c, c, 0), label]), 0);
     y += 12;
+    let rank = null;
     for (const b of map.buffers) {
+      if (b.rank !== undefined && b.rank !== rank) {
+        rank = b.rank;
+        y += 26;
+        parts.push(svg("line", { x1: 0, x2: width, y1: y - 14, y2: y - 14, stroke: "#bbb" }));
+        parts.push(svg("text", { x: 0, y, "font-weight": "bold", "font-size": "13" }, `rank ${rank}`));
+      }
       y += 20;
       const traffic = (name, t) => (t ? `${name} ${t[0]} req / ${t[1]} sectors` : null);
       const counts = [traffic("loads", b.loads), traffic("stores", b.stores), b.atomics ? `${b.atomics} atomics` : null]
@@ -240,7 +254,8 @@
         const fill = by ? blockColor(by) : u > 0 ? mix(GREY, RED, Math.max(u, 0.35)) : mix(GREY, BLUE, w / 100);
         const cell = svg("rect", { x: LEFT + col * (CELL + 1), y: top, width: CELL, height: CELL, fill });
         const first = i * b.per_cell, last = Math.min(first + b.per_cell, b.n) - 1;
-        const which = first === last ? `${b.name}[${first}]` : `${b.name}[${first}..=${last}]`;
+        const name = b.rank === undefined ? b.name : `${b.name}@${b.rank}`;
+        const which = first === last ? `${name}[${first}]` : `${name}[${first}..=${last}]`;
         const who = by ? `; element ${by.i}: written by ${by.who}` : "";
         cell.append(svg("title", {}, `${which}: ${w}% written` + (b.poisoned ? `, ${b.unwritten[i]}% never written` : "") + who));
         parts.push(cell);

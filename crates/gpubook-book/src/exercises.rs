@@ -278,8 +278,8 @@ mod run_tests {
     use super::*;
     use gpubook::launch_spec::parse_launch;
 
-    /// The parameter count of `__global__ ... name(...)` in `text`, when it defines one.
-    fn parameters(text: &str, name: &str) -> Option<usize> {
+    /// The parameters of `__global__ ... name(...)` in `text`, as written, when it defines one.
+    fn parameters(text: &str, name: &str) -> Option<Vec<String>> {
         let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
         let at = flat.find(&format!(" {name}("))?;
         if !flat[..at].rsplit(';').next()?.contains("__global__") {
@@ -287,14 +287,28 @@ mod run_tests {
         }
         let params = &flat[at + name.len() + 2..];
         let params = &params[..params.find(')')?];
-        Some(if params.trim().is_empty() { 0 } else { params.split(',').count() })
+        Some(if params.trim().is_empty() { vec![] } else { params.split(',').map(|p| p.trim().to_string()).collect() })
+    }
+
+    /// Where a launch's arguments and the kernel's parameters disagree on peer tables: a
+    /// `T* const*` parameter takes `peers:`, and only it does.
+    fn peer_mismatches(params: &[String], args: &[String]) -> Vec<String> {
+        params
+            .iter()
+            .zip(args)
+            .filter(|(p, a)| (p.matches('*').count() >= 2) != a.starts_with("peers:"))
+            .map(|(p, a)| format!("`{a}` for `{p}`"))
+            .collect()
     }
 
     #[test]
     fn parameters_are_counted_in_global_functions_only() {
         let text = "__device__ int f(int a);\nextern \"C\" __global__ void\nk(const float* x,\n  int n) {}";
-        assert_eq!(parameters(text, "k"), Some(2));
+        assert_eq!(parameters(text, "k").map(|p| p.len()), Some(2));
         assert_eq!(parameters(text, "f"), None);
+        let p = vec!["int* const* inbox".to_string(), "int rank".to_string()];
+        assert!(peer_mismatches(&p, &["peers:@x".into(), "i32=rank".into()]).is_empty());
+        assert_eq!(peer_mismatches(&p, &["i32[2]:zeros".into(), "i32=rank".into()]).len(), 1);
         assert_eq!(parameters(text, "g"), None);
     }
 
@@ -316,17 +330,26 @@ mod run_tests {
                     continue;
                 }
             };
-            let mut kernels = vec![(launch.kernel.clone(), launch.args.len())];
+            let mut kernels = vec![(launch.kernel.clone(), launch.args.clone())];
             for t in &launch.then {
                 let l = parse_launch(t, Path::new(".")).unwrap();
-                kernels.push((l.kernel, l.args.len()));
+                let args = t.split_whitespace().skip(1).filter(|w| !["grid=", "block=", "shared="].iter().any(|k| w.starts_with(k)));
+                kernels.push((l.kernel, args.map(str::to_string).collect()));
+            }
+            let peers = kernels.iter().flat_map(|k| &k.1).any(|a| a.starts_with("peers:") || a.ends_with("=rank"));
+            if peers && launch.ranks < 2 {
+                problems.push(format!("{}: a launch with peer tables or `=rank` shows little with one rank: give --ranks", e.id));
             }
             for side in ["solutions", "exercises"] {
                 let text = std::fs::read_to_string(root.join(side).join(&launch.file)).unwrap();
                 for (kernel, args) in &kernels {
                     match parameters(&text, kernel) {
-                        Some(n) if n == *args => {}
-                        Some(n) => problems.push(format!("{}: {kernel} takes {n} parameters, the run gives {args}", e.id)),
+                        Some(p) if p.len() == args.len() => {
+                            for m in peer_mismatches(&p, args) {
+                                problems.push(format!("{}: {kernel}: {m}: a `T* const*` parameter takes `peers:`, and only it", e.id));
+                            }
+                        }
+                        Some(p) => problems.push(format!("{}: {kernel} takes {} parameters, the run gives {}", e.id, p.len(), args.len())),
                         None => problems.push(format!("{}: no __global__ {kernel} in {side}/{}", e.id, launch.file)),
                     }
                 }
@@ -348,9 +371,14 @@ mod run_tests {
         assert!(html.contains(&esc(stub_line.trim())), "the editor starts from the stub");
         assert!(!html.contains("blockIdx.x * blockDim.x + threadIdx.x"), "the answer is on the page: {html}");
         assert!(html.contains("gpubook run exercises/kernels/ch03/vector_add.cu --kernel vector_add --grid 4 --block 256"));
-        let ll = catalog.get("ch08-ll-buffers").unwrap();
-        let html = render(ll, &Extras::default());
-        assert!(html.contains(&format!("No Run button for this kernel: {}", esc(ll.no_run.as_deref().unwrap()))), "{html}");
+        let mut cannot = e.clone();
+        (cannot.run, cannot.no_run) = (None, Some("it needs the host's three launches".into()));
+        let html = render(&cannot, &Extras::default());
+        assert!(html.contains("No Run button for this kernel: it needs the host's three launches"), "{html}");
         assert!(!html.contains("data-play"));
+        // Several ranks: the local command says so.
+        let dispatch = catalog.get("ch12-dispatch").unwrap();
+        let listing = Listing::of_exercise(dispatch, &root).unwrap().expect("dispatch has a run");
+        assert!(listing.command().contains(" --ranks 2 "), "{}", listing.command());
     }
 }

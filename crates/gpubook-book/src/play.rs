@@ -34,6 +34,8 @@ pub struct Listing {
     pub shared: u32,
     /// `gpubook run`'s `--then` launches, in order.
     pub then: Vec<String>,
+    /// `gpubook run`'s `--ranks`: 1, or the ranks each launch runs on.
+    pub ranks: usize,
 }
 
 impl Listing {
@@ -62,6 +64,7 @@ impl Listing {
             args,
             shared: 0,
             then: Vec::new(),
+            ranks: 1,
         })
     }
 
@@ -81,6 +84,7 @@ impl Listing {
             args: launch.args,
             shared: launch.shared,
             then: launch.then,
+            ranks: launch.ranks,
         }))
     }
 
@@ -99,6 +103,10 @@ impl Listing {
         if self.shared > 0 {
             a.push("--shared".into());
             a.push(self.shared.to_string());
+        }
+        if self.ranks > 1 {
+            a.push("--ranks".into());
+            a.push(self.ranks.to_string());
         }
         for arg in &self.args {
             a.push("--arg".into());
@@ -315,6 +323,7 @@ mod tests {
             args: vec!["f32[1000]:zeros".into(), "i32=1000".into()],
             shared: 0,
             then: vec![],
+            ranks: 1,
         }
     }
 

@@ -28,6 +28,7 @@ fn start_with(exe: Option<std::path::PathBuf>) -> (u16, tempfile::TempDir) {
         args: vec![],
         shared: 0,
         then: vec![],
+        ranks: 1,
     };
     let limits = Limits { body: 1000, runs: 2, ..Limits::default() };
     let play =

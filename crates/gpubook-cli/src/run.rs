@@ -16,6 +16,9 @@
 //! `--map FILE.json` writes what the run touched, for the served book's figure; with it or
 //! `--writers N` the emulator's check mode also records which thread wrote each element (a GPU,
 //! and fast mode, record no writers: the map and the output say so).
+//! `--ranks R` plays R ranks on the one device, as chapters 12-14 do: every launch runs once per
+//! rank, each rank has its own copy of every buffer, `i32=rank` is the launching rank and
+//! `peers:@name` (or `peers:f32[N]:INIT`) the table of every rank's copy of a buffer.
 //! Example: `gpubook run vector_add.cu --kernel vector_add --grid 4 --block 256 \
 //!           --arg 'f32[1000]:iota' --arg 'f32[1000]:ones' --arg 'f32[1000]:uninit' --arg i32=1000`
 
@@ -43,7 +46,8 @@ pub struct Args {
     #[arg(long, default_value_t = 0)]
     shared: u32,
     /// One per kernel parameter, in order: `f32[1000]:random`, `float4[256]:iota`, `i32=1000`,
-    /// `f32[]:x.npy`, `@out` (a buffer of an earlier launch).
+    /// `f32[]:x.npy`, `@out` (a buffer of an earlier launch); with --ranks, `i32=rank`,
+    /// `i32=ranks` and `peers:@out` or `peers:f32[64]:zeros` (every rank's copy, for `T* const*`).
     #[arg(long = "arg")]
     args: Vec<String>,
     /// Another launch after the first, on the same buffers: 'KERNEL grid=X block=X shared=N ARG...'.
@@ -55,13 +59,19 @@ pub struct Args {
     #[arg(long = "symbol")]
     symbols: Vec<String>,
     /// Write a buffer (named after its kernel parameter) or a variable of --symbol to an .npy
-    /// file: `--save out=out.npy`.
+    /// file: `--save out=out.npy` (with several ranks rank 0's copy; `out@1=out1.npy` rank 1's).
     #[arg(long = "save")]
     save: Vec<String>,
     /// Run on the emulator in this mode (check: every access checked and counted; fast: blocks
     /// in parallel).
     #[arg(long)]
     mode: Option<Mode>,
+    /// Ranks sharing the device: every launch runs once per rank (rank 0 first), every buffer
+    /// has a copy per rank; `i32=rank` passes the rank, `i32=ranks` their number, `peers:@NAME`
+    /// the table of every rank's copy (a `T* const*` parameter). Default: the file's
+    /// `// @ranks:`, or 1.
+    #[arg(long)]
+    ranks: Option<usize>,
     /// Elements of each buffer to print.
     #[arg(long, default_value_t = 8)]
     show: usize,
@@ -107,11 +117,11 @@ fn launches(a: &Args) -> anyhow::Result<(Vec<LaunchLine>, Vec<String>, Option<Sc
 }
 
 /// Refuses buffers the device cannot hold, before anything is allocated, naming the argument.
-fn check_memory(gpu: &Gpu, lines: &[LaunchLine], raw: &[String]) -> anyhow::Result<()> {
+fn check_memory(gpu: &Gpu, lines: &[LaunchLine], raw: &[String], ranks: usize) -> anyhow::Result<()> {
     let total = gpu.info().total_memory;
     let mut sum = 0u64;
     for (i, arg) in lines.iter().flat_map(|l| &l.args).enumerate() {
-        let bytes = arg.bytes();
+        let bytes = arg.bytes().saturating_mul(ranks as u64);
         if bytes > total {
             let text = raw.get(i).cloned().unwrap_or_else(|| format!("{arg:?}"));
             bail!("`{text}` needs {} of device memory; the device has {}", gib(bytes), gib(total));
@@ -158,6 +168,10 @@ fn parse_save(s: &str) -> anyhow::Result<(String, PathBuf)> {
 
 pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     let (lines, raw, script) = launches(&a)?;
+    let ranks = a.ranks.or(script.as_ref().map(|s| s.ranks).filter(|&r| r > 0)).unwrap_or(1);
+    if ranks == 0 {
+        bail!("--ranks 0: a launch needs at least one rank");
+    }
     let symbols: Vec<SymbolSpec> = match &script {
         Some(s) => s.symbols.clone(),
         None => a
@@ -169,8 +183,8 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     let saves: Vec<(String, PathBuf)> = a.save.iter().map(|s| parse_save(s)).collect::<anyhow::Result<_>>()?;
     let wants_writers = a.map.is_some() || a.writers.is_some();
     let gpu = open_gpu(a.mode, wants_writers)?;
-    check_memory(&gpu, &lines, &raw)?;
-    let mut session = Session::new(gpu.clone(), &a.file)?;
+    check_memory(&gpu, &lines, &raw, ranks)?;
+    let mut session = Session::with_ranks(gpu.clone(), &a.file, ranks)?;
     if a.map.is_some() {
         session.keep_initial();
     }
@@ -179,25 +193,28 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     }
     let mut code = ExitCode::SUCCESS;
     let mut map = touch_map::TouchMap::default();
-    for line in &lines {
+    'lines: for line in &lines {
         println!("{} on {} ({})", line.kernel, gpu.info().name, gpu.backend());
-        let outcome = session.launch(line)?;
-        let counts = outcome.as_ref().ok().and_then(|l| l.counts.as_ref());
-        map.launched(line, counts, outcome.is_ok());
-        if outcome.is_ok() && counts.is_none() {
-            map.writers_unknown(&why_no_writers(&gpu));
-        }
-        match outcome {
-            Ok(launched) => {
-                println!("launched grid {:?} × block {:?}: ok", line.grid, line.block);
-                if let Some(counts) = &launched.counts {
-                    print!("{}", counts_table(counts));
-                }
+        for (rank, outcome) in session.launch(line)?.into_iter().enumerate() {
+            let on = if ranks > 1 { Some(rank) } else { None };
+            let counts = outcome.as_ref().ok().and_then(|l| l.counts.as_ref());
+            map.launched(line, on, counts, outcome.is_ok());
+            if outcome.is_ok() && counts.is_none() {
+                map.writers_unknown(&why_no_writers(&gpu));
             }
-            Err(e) => {
-                println!("{e}");
-                code = ExitCode::FAILURE;
-                break;
+            let who = on.map(|r| format!("rank {r}: ")).unwrap_or_default();
+            match outcome {
+                Ok(launched) => {
+                    println!("{who}launched grid {:?} × block {:?}: ok", line.grid, line.block);
+                    if let Some(counts) = &launched.counts {
+                        print!("{}", counts_table(counts));
+                    }
+                }
+                Err(e) => {
+                    println!("{who}{e}");
+                    code = ExitCode::FAILURE;
+                    break 'lines;
+                }
             }
         }
     }
@@ -208,8 +225,13 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             Err(e) => println!("(no map of what the run touched: {e:#})"),
         }
     }
-    for b in session.buffers() {
-        println!("{} ({}[{}]): {}", b.name, b.ty.c_name(), b.n, summary(b.ty, &session.read(b)?, a.show, true));
+    for rank in 0..ranks {
+        if ranks > 1 {
+            println!("rank {rank}:");
+        }
+        for b in session.buffers() {
+            println!("{} ({}[{}]): {}", b.name, b.ty.c_name(), b.n, summary(b.ty, &session.read_rank(b, rank)?, a.show, b.uninit()));
+        }
     }
     for s in session.symbols() {
         println!("{} (variable, {}[{}]): {}", s.name, s.ty.c_name(), s.n, summary(s.ty, &session.read_symbol(s)?, a.show, false));
@@ -240,11 +262,11 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     Ok(code)
 }
 
-/// First elements, then min, max and sum of the numbers; in a buffer, 0xFF poison (never
-/// written) counted (a variable has no poison: all ones is a value, -1).
-fn summary(ty: ElemType, data: &[u8], show: usize, buffer: bool) -> String {
+/// First elements, then min, max and sum of the numbers; in an uninit buffer, 0xFF poison
+/// (never written) counted (elsewhere all ones is a value, -1).
+fn summary(ty: ElemType, data: &[u8], show: usize, uninit: bool) -> String {
     let elems = data.len() / ty.size().max(1);
-    let poisoned = |e: &[u8]| buffer && e.iter().all(|&x| x == 0xFF);
+    let poisoned = |e: &[u8]| uninit && e.iter().all(|&x| x == 0xFF);
     let poison = data.chunks_exact(ty.size()).filter(|e| poisoned(e)).count();
     let scalars = data.chunks_exact(ty.base.size()).filter(|x| !poisoned(x)).map(|x| ty.base.decode(x));
     let (lo, hi, sum) = scalars.filter(|x| !x.is_nan()).fold((f64::MAX, f64::MIN, 0.0), |(lo, hi, s), x| (lo.min(x), hi.max(x), s + x));
@@ -319,17 +341,25 @@ mod touch_map {
         unknown: Option<String>,
         /// Each launch's grid and block, to turn linear ids into coordinates.
         shapes: Vec<([u32; 3], [u32; 3])>,
+        /// Each launch's rank, with several ranks.
+        ranks: Vec<Option<usize>>,
     }
 
     impl TouchMap {
-        pub fn launched(&mut self, line: &LaunchLine, counts: Option<&AccessCounts>, ok: bool) {
-            self.launches.push(json!({
+        /// A launch of `line` (on `rank`, with several ranks).
+        pub fn launched(&mut self, line: &LaunchLine, rank: Option<usize>, counts: Option<&AccessCounts>, ok: bool) {
+            let mut launch = json!({
                 "kernel": line.kernel, "grid": [line.grid.0, line.grid.1, line.grid.2],
                 "block": [line.block.0, line.block.1, line.block.2], "ok": ok,
                 "threads": counts.map(|c| c.threads),
-            }));
+            });
+            if let Some(r) = rank {
+                launch["rank"] = json!(r);
+            }
+            self.launches.push(launch);
             let index = self.shapes.len();
             self.shapes.push(([line.grid.0, line.grid.1, line.grid.2], [line.block.0, line.block.1, line.block.2]));
+            self.ranks.push(rank);
             for b in counts.map(|c| c.buffers.as_slice()).unwrap_or_default() {
                 if let Some(w) = &b.writers {
                     let at = match self.who.iter().position(|t| t.0 == b.label) {
@@ -382,7 +412,12 @@ mod touch_map {
                 }
             };
             let (b, t) = (id / per_block.max(1), id % per_block.max(1));
-            let which = if self.shapes.len() > 1 { format!("launch {}, ", launch + 1) } else { String::new() };
+            let which = match self.ranks[launch] {
+                // Rank r's k-th launch.
+                Some(r) => format!("rank {r}'s launch {}, ", self.ranks[..=launch].iter().filter(|&&x| x == Some(r)).count()),
+                None if self.shapes.len() > 1 => format!("launch {}, ", launch + 1),
+                None => String::new(),
+            };
             format!("{which}block {}, thread {}", coords(b, grid), coords(t, block))
         }
 
@@ -427,10 +462,13 @@ mod touch_map {
             Value::Array(cells)
         }
 
+        /// One entry per buffer; with several ranks, one per buffer and rank (rank 0's buffers
+        /// first), each with its `rank`, and the number of `ranks` beside them.
         pub fn finish(&self, session: &Session, backend: &str) -> anyhow::Result<Value> {
             let mut buffers = Vec::new();
-            for b in session.buffers() {
-                let after = session.read(b)?;
+            let ranks = session.ranks();
+            for (rank, b) in (0..ranks).flat_map(|r| session.buffers().iter().map(move |b| (r, b))) {
+                let after = session.read_rank(b, rank)?;
                 let size = b.ty.size().max(1);
                 let initial = b.initial();
                 // Per element: 0 unchanged, 1 written (changed, or poison replaced), 2 never written.
@@ -445,8 +483,9 @@ mod touch_map {
                     .collect();
                 let per = states.len().div_ceil(CELLS).max(1);
                 let share = |cell: &[u8], s: u8| (100.0 * cell.iter().filter(|&&x| x == s).count() as f64 / cell.len() as f64).round();
-                let traffic = self.traffic.iter().find(|t| t.0 == b.name);
-                buffers.push(json!({
+                let label = session.label(b, rank);
+                let traffic = self.traffic.iter().find(|t| t.0 == label);
+                let mut entry = json!({
                     "name": b.name, "type": b.ty.c_name(), "n": b.n, "per_cell": per,
                     "poisoned": initial.is_none(),
                     "written": states.chunks(per).map(|c| share(c, 1)).collect::<Vec<_>>(),
@@ -454,11 +493,19 @@ mod touch_map {
                     "written_total": states.iter().filter(|&&x| x == 1).count(),
                     "unwritten_total": states.iter().filter(|&&x| x == 2).count(),
                     "loads": traffic.map(|t| t.1), "stores": traffic.map(|t| t.2), "atomics": traffic.map(|t| t.3),
-                    "writers": self.cells(&b.name, states.len(), per),
-                }));
+                    "writers": self.cells(&label, states.len(), per),
+                });
+                if ranks > 1 {
+                    entry["rank"] = json!(rank);
+                }
+                buffers.push(entry);
             }
             let writers = json!({ "known": self.unknown.is_none(), "why": self.unknown });
-            Ok(json!({ "backend": backend, "launches": self.launches, "buffers": buffers, "writers": writers }))
+            let mut map = json!({ "backend": backend, "launches": self.launches, "buffers": buffers, "writers": writers });
+            if ranks > 1 {
+                map["ranks"] = json!(ranks);
+            }
+            Ok(map)
         }
     }
 }

@@ -67,6 +67,8 @@ pub struct RunLaunch {
     pub args: Vec<String>,
     /// The `--then` launches, in order.
     pub then: Vec<String>,
+    /// `--ranks`: ranks sharing the device (each launch once per rank); 1 when not given.
+    pub ranks: usize,
 }
 
 impl Exercise {
@@ -82,13 +84,14 @@ impl Exercise {
     }
 }
 
-/// `FILE --kernel K --grid G --block B [--shared N] [--arg A]... [--then 'LAUNCH']...`, words split
+/// `FILE --kernel K --grid G --block B [--shared N] [--ranks R] [--arg A]... [--then 'LAUNCH']...`, words split
 /// as a shell would with single quotes.
 fn parse_run(text: &str) -> anyhow::Result<RunLaunch> {
     use crate::launch_spec::{parse_arg, parse_launch, spec::parse_dims};
     let words = shell_words(text)?;
     let mut words = words.into_iter();
-    let mut r = RunLaunch { file: words.next().context("names no file")?, grid: "1".into(), block: "32".into(), ..Default::default() };
+    let mut r =
+        RunLaunch { file: words.next().context("names no file")?, grid: "1".into(), block: "32".into(), ranks: 1, ..Default::default() };
     if !r.file.ends_with(".cu") || r.file.starts_with('-') {
         bail!("`{}` is not a .cu file", r.file);
     }
@@ -102,7 +105,14 @@ fn parse_run(text: &str) -> anyhow::Result<RunLaunch> {
             "--shared" => r.shared = value.parse().with_context(|| format!("--shared `{value}` is no number of bytes"))?,
             "--arg" => r.args.push(value),
             "--then" => r.then.push(value),
-            other => bail!("`{other}`: a run takes --kernel, --grid, --block, --shared, --arg and --then"),
+            "--ranks" => {
+                r.ranks = value
+                    .parse()
+                    .ok()
+                    .filter(|&n| n >= 1)
+                    .with_context(|| format!("--ranks `{value}` is no number of ranks (1 or more)"))?
+            }
+            other => bail!("`{other}`: a run takes --kernel, --grid, --block, --shared, --arg, --then and --ranks"),
         }
     }
     if r.kernel.is_empty() {

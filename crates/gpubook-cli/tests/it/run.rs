@@ -451,3 +451,117 @@ fn fast_mode_says_the_writers_are_unknown_and_why() {
     assert!(out.contains("  unknown: the emulator's fast mode records no writers; run with --mode check\n"), "{out}");
     assert!(!out.contains("out[0]:"), "{out}");
 }
+
+fn ranks_cu() -> String {
+    gpubook::testing::workspace_file("crates/gpubook-cli/tests/kernels/ranks.cu").display().to_string()
+}
+
+/// Two ranks on one device: `post` stores each rank's number into every rank's copy of `inbox`
+/// through the peer table, then `total` adds up each rank's own copy.
+#[test]
+fn two_ranks_share_a_peer_table_and_print_their_buffers_apart() {
+    let dir = tempfile::tempdir().unwrap();
+    let map = dir.path().join("map.json");
+    #[rustfmt::skip]
+    let (ok, out) = gpubook_run(&[
+        &ranks_cu(), "--ranks", "2", "--kernel", "post", "--grid", "1", "--block", "32",
+        "--arg", "peers:i32[2]:zeros", "--arg", "i32=rank", "--arg", "i32=ranks",
+        "--then", "total grid=1 block=32 @inbox i32[1]:uninit i32=ranks", "--map", map.to_str().unwrap(), "--writers", "2",
+    ]);
+    assert!(ok, "{out}");
+    // The emulator records who wrote: rank 1's thread 0 stored into rank 0's copy.
+    if out.contains("(emulator)") {
+        assert!(out.contains("  inbox@0[1]: rank 1's launch 1, block 0, thread 0\n"), "{out}");
+    }
+    assert!(out.contains("rank 0: launched grid (1, 1, 1) × block (32, 1, 1): ok"), "{out}");
+    assert!(out.contains("rank 1: launched grid (1, 1, 1) × block (32, 1, 1): ok"), "{out}");
+    // Rank 0's launch of `post` runs before rank 1's, both before any `total`.
+    let at = |s: &str| out.find(s).unwrap_or_else(|| panic!("no `{s}` in {out}"));
+    assert!(at("total on") > at("rank 1: launched"), "{out}");
+    // Each rank's buffers under its own heading: rank 1 received both ranks' numbers too.
+    let (r0, r1) = (at("rank 0:\n"), at("rank 1:\n"));
+    assert!(r0 < r1, "{out}");
+    assert_eq!(out[r0..r1].matches("inbox (int[2]): 2 elements: [0, 10]").count(), 1, "{out}");
+    assert_eq!(out[r1..].matches("inbox (int[2]): 2 elements: [0, 10]").count(), 1, "{out}");
+    assert_eq!(out[r1..].matches("sum (int[1]): 1 elements: [10]").count(), 1, "{out}");
+    let m: serde_json::Value = serde_json::from_slice(&std::fs::read(&map).unwrap()).unwrap();
+    assert_eq!(m["ranks"], 2);
+    let names: Vec<String> = m["buffers"].as_array().unwrap().iter().map(|b| format!("{}@{}", b["name"], b["rank"])).collect();
+    assert_eq!(names, ["\"inbox\"@0", "\"sum\"@0", "\"inbox\"@1", "\"sum\"@1"]);
+    assert_eq!(m["buffers"][2]["written_total"], 1, "rank 1's inbox: slot 1 changed from 0 to 10");
+    assert_eq!((m["launches"][1]["rank"].as_u64(), m["launches"].as_array().unwrap().len()), (Some(1), 4));
+    // The file's own script says the same, with `// @ranks: 2`.
+    let (ok, out) = gpubook_run(&[&ranks_cu()]);
+    assert!(ok && out.contains("all 3 expectation(s) of the file met"), "{out}");
+}
+
+#[test]
+fn a_peer_table_needs_ranks_a_buffer_and_a_table_parameter() {
+    let run = |args: &[&str]| gpubook_run(&[&[ranks_cu().as_str(), "--kernel", "post"][..], args].concat());
+    let (ok, out) = run(&["--ranks", "0", "--arg", "peers:i32[2]:zeros", "--arg", "i32=rank", "--arg", "i32=ranks"]);
+    assert!(!ok && out.contains("--ranks 0: a launch needs at least one rank"), "{out}");
+    let (ok, out) = run(&["--ranks", "2", "--arg", "peers:i32=3", "--arg", "i32=rank", "--arg", "i32=ranks"]);
+    assert!(!ok && out.contains("a peer table is of a buffer"), "{out}");
+    let (ok, out) = run(&["--ranks", "2", "--arg", "i32[2]:zeros", "--arg", "i32=rank", "--arg", "i32=ranks"]);
+    assert!(!ok && out.contains("is a table of pointers: give `peers:`"), "{out}");
+    let (ok, out) = run(&["--ranks", "2", "--arg", "peers:@inbox", "--arg", "i32=rank", "--arg", "i32=ranks"]);
+    assert!(!ok && out.contains("no buffer named `inbox`"), "{out}");
+    let (ok, out) = gpubook_run(&[
+        &ranks_cu(),
+        "--ranks",
+        "2",
+        "--kernel",
+        "total",
+        "--arg",
+        "peers:i32[2]:zeros",
+        "--arg",
+        "i32[1]:zeros",
+        "--arg",
+        "i32=2",
+    ]);
+    assert!(!ok && out.contains("is one buffer, not a table of every rank's"), "{out}");
+    let (ok, out) = run(&["--ranks", "2", "--arg", "peers:i32[2]:zeros", "--arg", "f32=rank", "--arg", "i32=ranks"]);
+    assert!(!ok && out.contains("integer type"), "{out}");
+}
+
+/// Every exercise's declared launch (what the served book's Run button runs), with the
+/// solution's kernel and with the stub's: the solution's runs to the end on every rank, the
+/// stub's ends with an exit code (its diagnostic printed), never a crash.
+#[test]
+fn every_declared_run_works_with_the_solution_and_ends_with_the_stub() {
+    if gpubook::testing::device_or_skip("every_declared_run_works_with_the_solution_and_ends_with_the_stub").is_none() {
+        return;
+    }
+    let root = gpubook::paths::root();
+    let catalog = gpubook::catalog::Catalog::load(&root).unwrap();
+    let mut problems = Vec::new();
+    for e in &catalog.exercises {
+        let Some(launch) = e.launch() else { continue };
+        let launch = launch.unwrap();
+        for side in ["solutions", "exercises"] {
+            let file = root.join(side).join(&launch.file);
+            let mut args = vec!["--kernel".to_string(), launch.kernel.clone(), "--grid".into(), launch.grid.clone()];
+            args.extend(["--block".into(), launch.block.clone(), "--shared".into(), launch.shared.to_string()]);
+            args.extend(["--ranks".into(), launch.ranks.to_string()]);
+            args.extend(launch.args.iter().flat_map(|a| ["--arg".to_string(), a.clone()]));
+            args.extend(launch.then.iter().flat_map(|t| ["--then".to_string(), t.clone()]));
+            let out = Command::new(gpubook()).arg("run").arg(&file).args(&args).output().expect("gpubook runs");
+            let text = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+            let launched = text.matches(": ok\n").count();
+            let want = (1 + launch.then.len()) * launch.ranks;
+            match side {
+                "solutions" if !out.status.success() || launched != want => {
+                    problems.push(format!("{} (solution): {launched} of {want} launches ok:\n{text}", e.id))
+                }
+                _ if out.status.code().is_none() || text.contains("panicked") => {
+                    problems.push(format!("{} ({side}): crashed:\n{text}", e.id))
+                }
+                _ => {}
+            }
+            if launch.ranks > 1 && side == "solutions" && !text.contains(&format!("\nrank {}:\n", launch.ranks - 1)) {
+                problems.push(format!("{}: no buffers under `rank {}:`:\n{text}", e.id, launch.ranks - 1));
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n\n"));
+}

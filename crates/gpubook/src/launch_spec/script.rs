@@ -10,6 +10,8 @@
 //! // @expect: NAME[3] = EXPR          one scalar
 //! // @expect: NAME[0..64] = EXPR      a range of scalars
 //! // @tolerance: 1e-6                 |got - want| <= tol * max(1, |want|); default exact
+//! // @ranks: 2                         every launch once per rank, rank 0 first (default 1)
+//! // @expect: NAME@1[i] = EXPR        rank 1's copy (NAME alone is rank 0's)
 //! ```
 //!
 //! ARGs are [`spec`](super::spec)'s; a buffer is named after the parameter it is passed as, so
@@ -41,6 +43,8 @@ pub struct Script {
     pub launches: Vec<LaunchLine>,
     pub expects: Vec<Expect>,
     pub tolerance: f64,
+    /// Ranks sharing the device (`// @ranks:`); 0 when the file does not say, which runs one.
+    pub ranks: usize,
 }
 
 impl Script {
@@ -58,7 +62,14 @@ impl Script {
                 "symbol" => s.symbols.push(parse_symbol(value, dir).map_err(ctx)?),
                 "expect" => s.expects.push(parse_expect(value).map_err(ctx)?),
                 "tolerance" => s.tolerance = value.parse().map_err(|_| ctx(format!("`{value}` is not a number")))?,
-                other => return Err(ctx(format!("unknown `// @{other}`: use feature, symbol, launch, expect or tolerance"))),
+                "ranks" => {
+                    s.ranks = value
+                        .parse()
+                        .ok()
+                        .filter(|&r| r >= 1)
+                        .ok_or_else(|| ctx(format!("`{value}` is not a number of ranks (1 or more)")))?
+                }
+                other => return Err(ctx(format!("unknown `// @{other}`: use feature, symbol, launch, expect, tolerance or ranks"))),
             }
         }
         Ok(s)
@@ -133,6 +144,8 @@ mod tests {
         assert_eq!((s.expects[1].from, s.expects[1].to), (3, Some(4)));
         assert_eq!((s.expects[2].from, s.expects[2].to), (0, Some(8)));
         assert!(Script::parse("// @lunch: x", Path::new(".")).unwrap_err().contains("line 1"));
+        assert_eq!(Script::parse("// @ranks: 2", Path::new(".")).unwrap().ranks, 2);
+        assert!(Script::parse("// @ranks: 0", Path::new(".")).is_err());
         assert!(Script::parse("// @expect: c = 1", Path::new(".")).is_err());
     }
 }

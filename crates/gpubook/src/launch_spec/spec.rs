@@ -5,6 +5,14 @@
 //! (allocated, never written: the emulator reports reads of it), a number, a list `1,2,3`, or a
 //! `.npy` file (`f32[]:x.npy` takes N from the file). Every number must fit its type.
 //!
+//! Several ranks on one device (`gpubook run --ranks R`, a script's `// @ranks: R`): every
+//! launch runs once per rank, rank 0 first, and each rank has its own copy of every buffer (the
+//! same init). Three arguments say which rank: a value `i32=rank` (the rank launching), a value
+//! `i32=ranks` (R), and a peer table `peers:BUFFER`, where BUFFER is `TYPE[N]:INIT` (a new
+//! buffer) or `@name`: the kernel parameter `T* const* name` gets the device array of every
+//! rank's copy, entry d rank d's (DeepEP's `buffer_ptrs`, made by [`crate::ep::Symmetric`]).
+//! `peers:` works with one rank too (a table of one pointer).
+//!
 //! A module variable (`__constant__` or `__device__`) is set before the first launch with
 //! `NAME=TYPE[N]:INIT` (an array, `coeffs=f32[16]:iota`) or `NAME=TYPE=X` (one value,
 //! `scale=f32=2.5`): the same buffers and values, named. Its size on the device must be exactly
@@ -45,6 +53,13 @@ pub enum ArgSpec {
     },
     /// `@name`: a buffer made by an earlier launch.
     Ref(String),
+    /// `TYPE=rank`: the launching rank's number, or `TYPE=ranks`: how many ranks there are.
+    Rank {
+        ty: ElemType,
+        count: bool,
+    },
+    /// `peers:BUFFER`: the table of every rank's copy of a buffer (a new one or `@name`).
+    Peers(Box<ArgSpec>),
 }
 
 impl ArgSpec {
@@ -52,6 +67,7 @@ impl ArgSpec {
     pub fn bytes(&self) -> u64 {
         match self {
             ArgSpec::Buffer { ty, n, .. } => (*n as u64).saturating_mul(ty.size() as u64),
+            ArgSpec::Peers(inner) => inner.bytes(),
             _ => 0,
         }
     }
@@ -90,7 +106,9 @@ pub fn parse_symbol(s: &str, dir: &Path) -> Result<SymbolSpec, String> {
     let (ty, n, init) = match parse_arg(rest.trim(), dir).map_err(|e| format!("`{name}=`: {e}"))? {
         ArgSpec::Buffer { ty, n, init } => (ty, n, init),
         ArgSpec::Value { ty, values } => (ty, 1, Init::List(values)),
-        ArgSpec::Ref(_) => return Err(format!("`{s}`: a variable is given TYPE[N]:INIT or TYPE=X, not @NAME")),
+        ArgSpec::Ref(_) | ArgSpec::Rank { .. } | ArgSpec::Peers(_) => {
+            return Err(format!("`{s}`: a variable is given TYPE[N]:INIT or TYPE=X, not @NAME, a rank or a peer table"));
+        }
     };
     Ok(SymbolSpec { name: name.to_string(), ty, n, init, text: s.to_string() })
 }
@@ -126,14 +144,26 @@ pub fn parse_launch(s: &str, dir: &Path) -> Result<LaunchLine, String> {
     Ok(line)
 }
 
-/// One argument: `f32[1000]:iota`, `i32=7`, `float2=1,2`, `@out`.
+/// One argument: `f32[1000]:iota`, `i32=7`, `float2=1,2`, `@out`, `i32=rank`, `peers:@out`.
 pub fn parse_arg(s: &str, dir: &Path) -> Result<ArgSpec, String> {
     let ctx = |e: String| format!("`{s}`: {e}");
     if let Some(name) = s.strip_prefix('@') {
         return Ok(ArgSpec::Ref(name.to_string()));
     }
+    if let Some(inner) = s.strip_prefix("peers:") {
+        return match parse_arg(inner, dir)? {
+            a @ (ArgSpec::Buffer { .. } | ArgSpec::Ref(_)) => Ok(ArgSpec::Peers(Box::new(a))),
+            _ => Err(ctx("a peer table is of a buffer: peers:TYPE[N]:INIT or peers:@NAME".into())),
+        };
+    }
     if let Some((ty, value)) = s.split_once('=') {
         let ty = ElemType::parse(ty).map_err(ctx)?;
+        if let v @ ("rank" | "ranks") = value.trim() {
+            if ty.lanes != 1 || ty.base.is_float() {
+                return Err(ctx(format!("`{v}` is a whole number: give it an integer type such as i32")));
+            }
+            return Ok(ArgSpec::Rank { ty, count: v == "ranks" });
+        }
         let values = numbers(value).map_err(ctx)?;
         if values.len() != ty.lanes {
             return Err(ctx(format!("{} takes {} number(s), {} given", ty.c_name(), ty.lanes, values.len())));
@@ -253,5 +283,12 @@ mod tests {
         assert_eq!(l.args[0], ArgSpec::Buffer { ty: ElemType::parse("float4").unwrap(), n: 8, init: Init::Iota });
         assert_eq!(l.args[1], ArgSpec::Ref("sums".into()));
         assert!(parse_launch("k grid=1,2,3,4", Path::new(".")).is_err());
+        let l = parse_launch("notify peers:i32[4]:zeros peers:@recv i32=rank u32=ranks", Path::new(".")).unwrap();
+        assert_eq!(l.args[1], ArgSpec::Peers(Box::new(ArgSpec::Ref("recv".into()))));
+        assert!(matches!(l.args[2], ArgSpec::Rank { count: false, .. }));
+        assert!(matches!(l.args[3], ArgSpec::Rank { count: true, .. }));
+        assert_eq!(l.args[0].bytes(), 16);
+        assert!(arg("peers:i32=3").unwrap_err().contains("a peer table is of a buffer"));
+        assert!(arg("f32=rank").unwrap_err().contains("integer type"));
     }
 }

@@ -29,13 +29,15 @@ fn run(gpu: &Gpu, file: &Path) -> Result<String, String> {
     if script.launches.is_empty() || script.expects.is_empty() || script.feature.is_empty() {
         return Err("the file needs a @feature, at least one @launch and one @expect".into());
     }
-    let mut session = Session::new(gpu.clone(), file).map_err(|e| format!("{e:#}"))?;
+    let mut session = Session::with_ranks(gpu.clone(), file, script.ranks.max(1)).map_err(|e| format!("{e:#}"))?;
     session.check_memory(&script.launches).map_err(|e| format!("{e:#}"))?;
     for s in &script.symbols {
         session.set_symbol(s).map_err(|e| format!("{e:#}"))?;
     }
     for line in &script.launches {
-        session.launch(line).map_err(|e| format!("{e:#}"))?.map_err(|e| format!("`{}`: {e}", line.kernel))?;
+        for outcome in session.launch(line).map_err(|e| format!("{e:#}"))? {
+            outcome.map_err(|e| format!("`{}`: {e}", line.kernel))?;
+        }
     }
     let problems = script.check(&session).map_err(|e| format!("{e:#}"))?;
     if !problems.is_empty() {

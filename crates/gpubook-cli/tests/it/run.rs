@@ -12,26 +12,22 @@ fn zoo() -> String {
     gpubook::testing::workspace_file("crates/gpubook/tests/kernels/zoo.cu").display().to_string()
 }
 
+/// zoo.cu's `ok_scale` on 1000 elements (`out` uninitialised, `in` = 0, 1, 2 ...), 128 threads a
+/// block, on `grid` blocks, then the options in `extra`.
+fn ok_scale(grid: &str, extra: &[&str]) -> (bool, String) {
+    let zoo = zoo();
+    let mut args = vec![zoo.as_str(), "--kernel", "ok_scale", "--grid", grid, "--block", "128"];
+    args.extend(["--arg", "f32[1000]:uninit", "--arg", "f32[1000]:iota", "--arg", "i32=1000"]);
+    args.extend(extra);
+    gpubook_run(&args)
+}
+
 #[test]
 fn a_correct_kernel_runs_and_its_buffers_are_summarised() {
     if gpubook::testing::device_or_skip("a_correct_kernel_runs_and_its_buffers_are_summarised").is_none() {
         return;
     }
-    let (ok, out) = gpubook_run(&[
-        &zoo(),
-        "--kernel",
-        "ok_scale",
-        "--grid",
-        "8",
-        "--block",
-        "128",
-        "--arg",
-        "f32[1000]:uninit",
-        "--arg",
-        "f32[1000]:iota",
-        "--arg",
-        "i32=1000",
-    ]);
+    let (ok, out) = ok_scale("8", &[]);
     assert!(ok, "{out}");
     assert!(out.contains("launched grid (8, 1, 1) × block (128, 1, 1): ok"), "{out}");
     assert!(out.contains("[0.0, 2.0, 4.0, 6.0,"), "{out}");
@@ -255,25 +251,7 @@ fn the_map_says_which_elements_the_launch_wrote_and_which_it_never_did() {
     let dir = tempfile::tempdir().unwrap();
     let map = dir.path().join("map.json");
     // 4 × 128 threads for 1000 elements: the last 488 of `out` are never written.
-    let (ok, out) = gpubook_run(&[
-        &zoo(),
-        "--kernel",
-        "ok_scale",
-        "--grid",
-        "4",
-        "--block",
-        "128",
-        "--mode",
-        "check",
-        "--arg",
-        "f32[1000]:uninit",
-        "--arg",
-        "f32[1000]:iota",
-        "--arg",
-        "i32=1000",
-        "--map",
-        map.to_str().unwrap(),
-    ]);
+    let (ok, out) = ok_scale("4", &["--mode", "check", "--map", map.to_str().unwrap()]);
     assert!(ok, "{out}");
     let m: serde_json::Value = serde_json::from_slice(&std::fs::read(&map).unwrap()).unwrap();
     let (o, i) = (&m["buffers"][0], &m["buffers"][1]);
@@ -350,27 +328,7 @@ fn the_map_and_the_output_say_which_thread_wrote_each_element() {
     let map = dir.path().join("map.json");
     // 4 blocks of 128 threads for 1000 elements, 5 elements a cell: element i is written by
     // block i / 128, thread i % 128, and elements 512.. by no one.
-    let (ok, out) = gpubook_run(&[
-        &zoo(),
-        "--kernel",
-        "ok_scale",
-        "--grid",
-        "4",
-        "--block",
-        "128",
-        "--mode",
-        "check",
-        "--arg",
-        "f32[1000]:uninit",
-        "--arg",
-        "f32[1000]:iota",
-        "--arg",
-        "i32=1000",
-        "--map",
-        map.to_str().unwrap(),
-        "--writers",
-        "3",
-    ]);
+    let (ok, out) = ok_scale("4", &["--mode", "check", "--map", map.to_str().unwrap(), "--writers", "3"]);
     assert!(ok, "{out}");
     let m: serde_json::Value = serde_json::from_slice(&std::fs::read(&map).unwrap()).unwrap();
     assert_eq!((m["writers"]["known"].as_bool(), m["writers"]["why"].is_null()), (Some(true), true), "{m}");
@@ -423,26 +381,7 @@ fn the_writers_of_a_grid_stride_loop_and_of_two_dimensional_blocks() {
 fn fast_mode_says_the_writers_are_unknown_and_why() {
     let dir = tempfile::tempdir().unwrap();
     let map = dir.path().join("map.json");
-    let (ok, out) = gpubook_run(&[
-        &zoo(),
-        "--kernel",
-        "ok_scale",
-        "--grid",
-        "4",
-        "--block",
-        "128",
-        "--mode",
-        "fast",
-        "--arg",
-        "f32[1000]:uninit",
-        "--arg",
-        "f32[1000]:iota",
-        "--arg",
-        "i32=1000",
-        "--map",
-        map.to_str().unwrap(),
-        "--writers",
-    ]);
+    let (ok, out) = ok_scale("4", &["--mode", "fast", "--map", map.to_str().unwrap(), "--writers"]);
     assert!(ok, "{out}");
     let m: serde_json::Value = serde_json::from_slice(&std::fs::read(&map).unwrap()).unwrap();
     assert_eq!(m["writers"]["known"].as_bool(), Some(false), "{m}");

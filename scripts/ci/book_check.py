@@ -134,8 +134,11 @@ class Browser:
     def call(self, method, path, body=None):
         data = json.dumps(body).encode() if body is not None else None
         req = urllib.request.Request(f"http://127.0.0.1:{self.port}{path}", data=data, method=method, headers={"Content-Type": "application/json"})
-        with urllib.request.urlopen(req, timeout=300) as r:  # a first served page under load took over 120 s once
-            return json.loads(r.read() or b"{}").get("value")
+        try:
+            with urllib.request.urlopen(req, timeout=300) as r:  # a first served page under load took over 120 s once
+                return json.loads(r.read() or b"{}").get("value")
+        except urllib.error.HTTPError as e:  # chromedriver says why in the body (a page-load timeout ...)
+            raise RuntimeError(f"chromedriver {method} {path}: HTTP {e.code}: {e.read()[:600].decode(errors='replace')}") from None
 
     def s(self, method, path, body=None):
         return self.call(method, f"/session/{self.session}{path}", body)

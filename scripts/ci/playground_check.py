@@ -85,13 +85,15 @@ STATUS = "[...document.querySelectorAll('.gpubook-play-status')].map((s) => s.te
 LISTING = ".gpubook-play[data-play='scale']"
 
 
-def listing_done(page):
-    return page.wait(
-        f"(() => {{ const s = document.querySelector(\"{LISTING} .gpubook-play-status\").textContent;"
+def run_done(page, box=LISTING, what="the run finished"):
+    """The status of the Run in `box` once it is no longer running, and the run's output."""
+    status = page.wait(
+        f"(() => {{ const s = document.querySelector(\"{box} .gpubook-play-status\").textContent;"
         " return s && !s.startsWith('running') ? s : null; })()",
         120,
-        "the run finished",
+        what,
     )
+    return status, page.js(f"return document.querySelector(\"{box} .gpubook-play-out\").textContent")
 
 
 def ranks(page, browser, port, shots):
@@ -101,13 +103,7 @@ def ranks(page, browser, port, shots):
         browser.open(f"http://127.0.0.1:{port}/ch12-moe-all-to-all/index.html", width)
         page.wait(f"document.querySelector(\"{ranked} textarea\")", 30, "chapter 12's dispatch box became an editor")
         page.click(f"{ranked} .gpubook-play-run")
-        status = page.wait(
-            f"(() => {{ const s = document.querySelector(\"{ranked} .gpubook-play-status\").textContent;"
-            " return s && !s.startsWith('running') ? s : null; })()",
-            120,
-            "the two-rank run finished",
-        )
-        out = page.js(f"return document.querySelector(\"{ranked} .gpubook-play-out\").textContent")
+        status, out = run_done(page, ranked, "the two-rank run finished")
         figure = page.js(f"return document.querySelector(\"{ranked} svg.gpubook-touch-map\")?.textContent || ''")
         print(f"playground: Run on two ranks at {width} px: {status!r}")
         if "rank 1: launched" not in out or "\nrank 1:\n" not in out or "rank 0" not in figure or "rank 1" not in figure:
@@ -157,8 +153,7 @@ def main():
         )
         t0 = time.time()
         page.click(f"{LISTING} .gpubook-play-run")
-        status = listing_done(page)
-        out = page.js(f"return document.querySelector(\"{LISTING} .gpubook-play-out\").textContent")
+        status, out = run_done(page)
         marked = page.js(f"return [...document.querySelectorAll(\"{LISTING} .gpubook-play-gutter span.bad\")].map((s) => s.textContent)")
         shown = page.js(f"return !document.querySelector(\"{LISTING} .gpubook-play-highlight\").hidden")
         print(f"playground: out-of-bounds run: {status!r} in {time.time() - t0:.1f} s; marked lines {marked}")
@@ -176,8 +171,7 @@ def main():
         # 3. Reset, Run: ok.
         page.click(f"{LISTING} .gpubook-play-reset")
         page.click(f"{LISTING} .gpubook-play-run")
-        status = listing_done(page)
-        out = page.js(f"return document.querySelector(\"{LISTING} .gpubook-play-out\").textContent")
+        status, out = run_done(page)
         print(f"playground: after Reset: {status!r}")
         # The map names each element's writer: y[300] is thread 44 of block 1 (blocks of 256).
         writer = page.js(f"return [...document.querySelectorAll(\"{LISTING} svg.gpubook-touch-map rect title\")]"
@@ -196,13 +190,7 @@ def main():
             sys.exit(f"playground: FAIL: the exercise's editor should start from the stub:\n{stub}")
         t0 = time.time()
         page.click(f"{run_box} .gpubook-play-run")
-        status = page.wait(
-            f"(() => {{ const s = document.querySelector(\"{run_box} .gpubook-play-status\").textContent;"
-            " return s && !s.startsWith('running') ? s : null; })()",
-            120,
-            "the exercise's run finished",
-        )
-        out = page.js(f"return document.querySelector(\"{run_box} .gpubook-play-out\").textContent")
+        status, out = run_done(page, run_box, "the exercise's run finished")
         figure = page.js(f"return document.querySelector(\"{run_box} svg.gpubook-touch-map\")?.textContent || ''")
         red = page.js(f"return [...document.querySelectorAll(\"{run_box} svg.gpubook-touch-map rect\")]"
                       ".filter((r) => r.querySelector('title') && r.getAttribute('fill') === 'rgb(225,87,89)').length")
@@ -237,13 +225,7 @@ def main():
             " t.dispatchEvent(new Event('input')); return true"
         )
         page.click(f"{race} .gpubook-play-run")
-        status = page.wait(
-            f"(() => {{ const s = document.querySelector(\"{race} .gpubook-play-status\").textContent;"
-            " return s && !s.startsWith('running') ? s : null; })()",
-            120,
-            "the racy run finished",
-        )
-        out = page.js(f"return document.querySelector(\"{race} .gpubook-play-out\").textContent")
+        status, out = run_done(page, race, "the racy run finished")
         also = page.js(f"return document.querySelectorAll(\"{race} .gpubook-play-gutter span.also\").length")
         print(f"playground: without the barrier: {status!r}, {also} more line(s) marked")
         if "data race" not in out or not status.startswith("failed at line") or also < 1:

@@ -155,7 +155,31 @@ fn respond(mut request: tiny_http::Request, state: &State) {
             None => not_found(&state.dest),
         }
     };
-    let _ = request.respond(response);
+    send(request, response);
+}
+
+/// Writes `page` with `Connection: close`. tiny_http 0.12 keeps each keep-alive connection on a
+/// pool thread until the browser closes it, and its pool can queue a connection that arrives
+/// in a burst (a browser opens several at once) behind them: that connection's requests then
+/// wait until another closes, and a page's CSS took minutes (the playground check's first page
+/// load timed out 3 times in 7 here). One request per connection keeps every pool thread free.
+fn send(request: tiny_http::Request, page: Page) {
+    use std::io::Write;
+    let head = *request.method() == tiny_http::Method::Head;
+    let reason = tiny_http::StatusCode(page.status).default_reason_phrase();
+    let mut w = request.into_writer();
+    let _ = write!(
+        w,
+        "HTTP/1.1 {} {reason}\r\nContent-Type: {}\r\nCache-Control: no-store\r\nContent-Length: {}\r\n\
+         Connection: close\r\n\r\n",
+        page.status,
+        page.content_type,
+        page.body.len()
+    );
+    if !head {
+        let _ = w.write_all(&page.body);
+    }
+    let _ = w.flush();
 }
 
 /// The file a URL names under `dest`; `None` for anything that climbs out of it.
@@ -184,15 +208,20 @@ fn served(path: &Path, bytes: Vec<u8>, token: &str) -> Vec<u8> {
     }
 }
 
-fn not_found(dest: &Path) -> tiny_http::Response<std::io::Cursor<Vec<u8>>> {
+fn not_found(dest: &Path) -> Page {
     let body = std::fs::read(dest.join("404.html")).unwrap_or_else(|_| b"not found".to_vec());
     page(404, body, "text/html; charset=utf-8")
 }
 
-fn page(status: u16, body: Vec<u8>, content_type: &str) -> tiny_http::Response<std::io::Cursor<Vec<u8>>> {
-    let header = tiny_http::Header::from_bytes("Content-Type", content_type).expect("a valid header");
-    let no_cache = tiny_http::Header::from_bytes("Cache-Control", "no-store").expect("a valid header");
-    tiny_http::Response::from_data(body).with_status_code(status).with_header(header).with_header(no_cache)
+/// A response: written by [`send`].
+struct Page {
+    status: u16,
+    body: Vec<u8>,
+    content_type: &'static str,
+}
+
+fn page(status: u16, body: Vec<u8>, content_type: &'static str) -> Page {
+    Page { status, body, content_type }
 }
 
 fn content_type(path: &Path) -> &'static str {

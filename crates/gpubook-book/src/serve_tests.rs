@@ -168,3 +168,38 @@ fn a_third_run_at_once_is_refused() {
     codes.sort();
     assert_eq!(codes, [200, 200, 429]);
 }
+
+/// Every answer asks the browser to close the connection, and a burst of connections that
+/// keep theirs open until told otherwise (as browsers do) is answered at once: tiny_http's pool
+/// once left such a connection queued behind idle keep-alive ones (see `send`).
+#[test]
+fn a_burst_of_keep_alive_connections_is_answered_and_each_is_closed() {
+    let (port, _dest) = start();
+    let started = std::time::Instant::now();
+    let clients: Vec<_> = (0..16)
+        .map(|_| {
+            std::thread::spawn(move || {
+                let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+                s.set_read_timeout(Some(std::time::Duration::from_secs(20))).unwrap();
+                let get = format!("GET /index.html HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: keep-alive\r\n\r\n");
+                s.write_all(get.as_bytes()).unwrap();
+                // The server closes its side after the answer only because of Connection: close
+                // and our closing: read up to the end of the body, then close as a browser would.
+                let mut answer = Vec::new();
+                let mut buf = [0u8; 4096];
+                while !answer.ends_with(b"</html>") {
+                    let n = s.read(&mut buf).expect("an answer within 20 s");
+                    assert!(n > 0, "the connection closed before the answer: {:?}", String::from_utf8_lossy(&answer));
+                    answer.extend_from_slice(&buf[..n]);
+                }
+                String::from_utf8_lossy(&answer).into_owned()
+            })
+        })
+        .collect();
+    for c in clients {
+        let answer = c.join().unwrap();
+        assert!(answer.starts_with("HTTP/1.1 200 OK\r\n"), "{answer}");
+        assert!(answer.contains("\r\nConnection: close\r\n"), "{answer}");
+    }
+    assert!(started.elapsed() < std::time::Duration::from_secs(10), "{:?}", started.elapsed());
+}

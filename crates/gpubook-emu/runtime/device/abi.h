@@ -1,7 +1,7 @@
 // The boundary between compiled kernels and the worker runtime.
 //
 // Both sides include this file: the device header (gpubook_device.h) reads the current
-// CUDA thread's coordinates from `gpubook_current_thread` and calls the gpubook_rt_*
+// CUDA thread's coordinates from `gpubook_current_coords` and calls the gpubook_rt_*
 // functions; the worker defines them. Plain C types only, and no CUDA builtin names
 // (threadIdx, blockIdx ...): the device header defines those as macros.
 #ifndef GPUBOOK_ABI_H
@@ -14,31 +14,33 @@ struct gpubook_dim3 {
     unsigned x, y, z;
 };
 
-// What every CUDA thread of one block shares.
-struct gpubook_block_view {
+// The running CUDA thread's coordinates (gpubook_current_coords), which the device header
+// reads: fast mode's threadIdx is one thread-local load, and in a block loop the compiler sees the
+// value the loop just stored. The worker copies them in whenever it switches CUDA threads.
+struct gpubook_coords {
+    gpubook_dim3 thread_idx;
     gpubook_dim3 block_idx;
     gpubook_dim3 block_dim;
     gpubook_dim3 grid_dim;
 };
 
-// What one CUDA thread sees. The worker switches `gpubook_current_thread` whenever it
-// switches fibers, so reading it costs a TLS load and nothing else.
-struct gpubook_thread_view {
-    gpubook_dim3 thread_idx;
-    const gpubook_block_view* block;
-};
-
 // Fast mode runs a block's threads as a plain loop inside the kernel module
 // (`__gpubook_kloop_NAME`, kernel_export.h): no fiber, no call into the worker per thread. The
-// loop starts threads next, next + 1, ... while next < end, pointing gpubook_current_thread at
-// each one's view (`first` advanced by `stride` bytes a thread). A thread that calls into the
-// worker for something that needs the scheduler (a barrier, a warp function) ends the loop:
-// the worker sets `end` to the thread after it and takes over from there (scheduler.cpp).
+// loop runs threads next, next + 1, ... while < end, keeping gpubook_current_coords.thread_idx
+// (the worker has set the block's part). A thread that calls into the worker for something that
+// needs the scheduler (a barrier, a warp function) ends the loop: the worker finds it from its
+// coordinates, sets `end` to the thread after it and takes over from there (scheduler.cpp).
 struct gpubook_block_loop {
     unsigned next;
     unsigned end;
-    const gpubook_thread_view* first;
-    size_t stride;
+};
+
+// gpubook_rt_coord's `which`: threadIdx.x, .y, .z, then blockIdx, blockDim, gridDim.
+enum gpubook_coord {
+    GPUBOOK_THREAD_IDX = 0,
+    GPUBOOK_BLOCK_IDX = 3,
+    GPUBOOK_BLOCK_DIM = 6,
+    GPUBOOK_GRID_DIM = 9,
 };
 
 // Warp collective kinds (gpubook_rt_warp's `op`).
@@ -80,9 +82,13 @@ enum gpubook_atomic_type {
 };
 
 extern "C" {
-extern __thread const gpubook_thread_view* gpubook_current_thread
-    __attribute__((tls_model("initial-exec")));
+extern __thread gpubook_coords gpubook_current_coords __attribute__((tls_model("initial-exec")));
 
+// One of the running thread's coordinates (gpubook_coords, by index). Check mode reads them all
+// through it (an uninstrumented call, where an inline read would cost a memory-check hook a
+// field), fast mode the block's. `const`: within one CUDA thread, and for the block's part within
+// one block loop, the answer never changes, so the compiler asks once.
+unsigned gpubook_rt_coord(int which) __attribute__((const));
 // Block barrier; returns the count/and/or of `pred` over the block for the _count/_and/_or kinds.
 int gpubook_rt_syncthreads(int kind, int pred, int line);
 // Warp collective: the calling lane's result (the value it receives, or the vote's answer).

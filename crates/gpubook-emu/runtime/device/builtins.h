@@ -21,24 +21,28 @@
 
 namespace gpubook {
 namespace device {
-// The coordinates live in the worker; `gpubook_current_thread` always points at the CUDA
-// thread whose fiber is running on this OS thread.
+#if defined(GPUBOOK_CHECK)
+// Check mode: one uninstrumented call per coordinate (abi.h, gpubook_rt_coord).
+#define GPUBOOK_COORDS(first) gpubook_rt_coord(first), gpubook_rt_coord(first + 1), gpubook_rt_coord(first + 2)
+static __forceinline__ uint3 thread_idx() { return uint3{GPUBOOK_COORDS(GPUBOOK_THREAD_IDX)}; }
+static __forceinline__ uint3 block_idx() { return uint3{GPUBOOK_COORDS(GPUBOOK_BLOCK_IDX)}; }
+static __forceinline__ dim3 block_dim() { return dim3(GPUBOOK_COORDS(GPUBOOK_BLOCK_DIM)); }
+static __forceinline__ dim3 grid_dim() { return dim3(GPUBOOK_COORDS(GPUBOOK_GRID_DIM)); }
+#undef GPUBOOK_COORDS
+#else
+// Fast mode: threadIdx is a thread-local copy (abi.h, gpubook_coords), which a block loop keeps
+// up to date and the compiler reads back from what the loop just stored. The block's coordinates
+// come from the `const` call: the compiler asks once a block loop (they cannot change in one).
 static __forceinline__ uint3 thread_idx() {
-    const gpubook_dim3 d = gpubook_current_thread->thread_idx;
+    const gpubook_dim3 d = gpubook_current_coords.thread_idx;
     return uint3{d.x, d.y, d.z};
 }
-static __forceinline__ uint3 block_idx() {
-    const gpubook_dim3 d = gpubook_current_thread->block->block_idx;
-    return uint3{d.x, d.y, d.z};
-}
-static __forceinline__ dim3 block_dim() {
-    const gpubook_dim3 d = gpubook_current_thread->block->block_dim;
-    return dim3(d.x, d.y, d.z);
-}
-static __forceinline__ dim3 grid_dim() {
-    const gpubook_dim3 d = gpubook_current_thread->block->grid_dim;
-    return dim3(d.x, d.y, d.z);
-}
+#define GPUBOOK_COORDS(first) gpubook_rt_coord(first), gpubook_rt_coord(first + 1), gpubook_rt_coord(first + 2)
+static __forceinline__ uint3 block_idx() { return uint3{GPUBOOK_COORDS(GPUBOOK_BLOCK_IDX)}; }
+static __forceinline__ dim3 block_dim() { return dim3(GPUBOOK_COORDS(GPUBOOK_BLOCK_DIM)); }
+static __forceinline__ dim3 grid_dim() { return dim3(GPUBOOK_COORDS(GPUBOOK_GRID_DIM)); }
+#undef GPUBOOK_COORDS
+#endif
 } // namespace device
 } // namespace gpubook
 

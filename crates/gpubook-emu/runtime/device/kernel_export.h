@@ -29,13 +29,27 @@ template <class... P, void (*Kernel)(P...)> struct block_loop<void (*)(P...), Ke
     static __forceinline__ void run(void** args, gpubook_block_loop* loop, index_list<I...>) {
         threads(loop, *static_cast<P*>(args[I])...);
     }
-    // `loop` is re-read after every thread: a call into the worker may have ended the loop.
+    // `loop->end` is re-read after every thread: a call into the worker may have ended the loop.
+    // The thread's coordinates count up from the first one's, x fastest, without a division;
+    // the loop stores only what changes (the worker finds the running thread from them).
     static __attribute__((flatten, noinline)) void threads(gpubook_block_loop* loop, P... p) {
-        for (unsigned i = loop->next; i < loop->end; i = loop->next) {
-            loop->next = i + 1;
-            gpubook_current_thread = reinterpret_cast<const gpubook_thread_view*>(
-                reinterpret_cast<const char*>(loop->first) + size_t(i) * loop->stride);
+        unsigned i = loop->next;
+        if (i >= loop->end) return;
+        const unsigned dx = gpubook_rt_coord(GPUBOOK_BLOCK_DIM), dy = gpubook_rt_coord(GPUBOOK_BLOCK_DIM + 1);
+        unsigned x = i % dx, y = i / dx % dy;
+        gpubook_current_coords.thread_idx = gpubook_dim3{x, y, i / dx / dy};
+        for (;;) {
             Kernel(p...);
+            if (++i >= loop->end) return;
+            if (++x == dx) {
+                x = 0;
+                if (++y == dy) {
+                    y = 0;
+                    gpubook_current_coords.thread_idx.z++;
+                }
+                gpubook_current_coords.thread_idx.y = y;
+            }
+            gpubook_current_coords.thread_idx.x = x;
         }
     }
 };
@@ -59,8 +73,9 @@ template <class... P> static constexpr int arity(void (*)(P...)) { return sizeof
 #else
 #define GPUBOOK_EXPORT_BLOCK_LOOP(SYMBOL, ...)
 #endif
+// The entry is not instrumented in check mode: reading the argument array is not the kernel's.
 #define GPUBOOK_EXPORT_KERNEL_AS(SYMBOL, ...)                                               \
-    extern "C" void __gpubook_kernel_##SYMBOL(void** args) {                                \
+    extern "C" __attribute__((no_sanitize("thread"))) void __gpubook_kernel_##SYMBOL(void** args) { \
         ::gpubook::detail::call_kernel(&__VA_ARGS__, args);                                 \
     }                                                                                       \
     GPUBOOK_EXPORT_BLOCK_LOOP(SYMBOL, __VA_ARGS__)                                          \

@@ -85,7 +85,7 @@ extern "C" int gpubook_rt_syncthreads(int kind, int pred, int line) {
     Block& b = *w.blk;
     Thread& t = *w.current;
     if (b.at_barrier == 0) b.barrier_kind = kind;
-    t.state = ThreadState::AtBarrier;
+    state(t) = ThreadState::AtBarrier;
     t.wait_pc = call_site(__builtin_return_address(0));
     t.wait_line = line;
     t.barrier_pred = pred;

@@ -136,8 +136,13 @@ void check_access(uintptr_t a, size_t n, unsigned f, uintptr_t pc) {
     if (g_arena.contains(a)) {
         shared = false;
         w->last_access_pc = pc;
-        buf = g_arena.find(a, n);
-        if (!buf) report_global(*w, a, n, write, pc);
+        // Buffers do not change during a launch: most accesses hit the one before's buffer.
+        buf = w->last_buffer;
+        if (!buf || a < buf->addr || a + n > buf->addr + buf->bytes) {
+            buf = g_arena.find(a, n);
+            if (!buf) report_global(*w, a, n, write, pc);
+            w->last_buffer = buf;
+        }
         if ((f & kAccessAligned) && a % n) report_misaligned(*w, a, n, write, false, pc);
         // An atomic that reads (all but exchange and store) was checked by its caller.
         if (write) unwritten_clear(a, n);

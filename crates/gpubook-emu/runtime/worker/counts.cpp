@@ -130,7 +130,7 @@ void retire_front(LaunchCounts& c, Site& s, unsigned live) {
     compact(s);
 }
 
-Site& site_for(BlockCounts& bc, unsigned warp, uintptr_t key) {
+size_t site_for(BlockCounts& bc, unsigned warp, uintptr_t key) {
     if (bc.table.empty()) bc.table.assign(kInitialTable, -1);
     size_t mask = bc.table.size() - 1;
     size_t h = (key * 0x9E3779B97F4A7C15ull + warp * 0xC2B2AE3D27D4EB4Full) >> 20;
@@ -156,10 +156,10 @@ Site& site_for(BlockCounts& bc, unsigned warp, uintptr_t key) {
             s.key = key;
             s.warp = warp;
             std::fill(s.occurrences, s.occurrences + 32, 0u);
-            return s;
+            return bc.sites.size() - 1;
         }
-        Site& s = bc.sites[size_t(at)];
-        if (s.key == key && s.warp == warp) return s;
+        const Site& s = bc.sites[size_t(at)];
+        if (s.key == key && s.warp == warp) return size_t(at);
     }
 }
 
@@ -233,7 +233,20 @@ void counts_access(Launch& l, Block& b, Thread& t, uintptr_t addr, size_t n, boo
     if (shared) (write ? t.chk->counts.shared_stores : t.chk->counts.shared_loads)++;
     else (write ? t.chk->counts.global_stores : t.chk->counts.global_loads)++;
     unsigned warp = t.linear / kWarpSize, lane = t.linear % kWarpSize;
-    Site& s = site_for(b.counts, warp, (pc << 1) | (shared ? 1 : 0));
+    uintptr_t key = (pc << 1) | (shared ? 1 : 0);
+    ThreadChecks& c = *t.chk;
+    size_t at = kSiteMemos;
+    for (unsigned k = 0; k < kSiteMemos; k++)
+        if (c.site_key[k] == key) at = k;
+    if (at < kSiteMemos) {
+        at = c.site_index[at];
+    } else {
+        at = site_for(b.counts, warp, key);
+        c.site_key[c.site_next] = key;
+        c.site_index[c.site_next] = uint32_t(at);
+        c.site_next = (c.site_next + 1) % kSiteMemos;
+    }
+    Site& s = b.counts.sites[at];
     uint32_t occ = s.occurrences[lane]++;
     Request late;
     Request* r = &late;

@@ -212,6 +212,8 @@ void run_launch(const LaunchRequest& req, Json& reply) {
         if (nthreads > l.total_blocks) nthreads = unsigned(l.total_blocks);
         if (nthreads > unsigned(kMaxWorkers)) nthreads = kMaxWorkers;
     }
+    if (l.mode == Mode::Fast && l.total_blocks > l.resident_limit.load())
+        l.claim_batch = std::clamp<uint64_t>(l.total_blocks / (uint64_t(nthreads) * 16), 1, 64);
     for (unsigned i = 0; i < nthreads; i++) worker_at(int(i)); // create before threads (and the watchdog) look
     {
         std::lock_guard<std::mutex> lock(g_helpers.mutex);

@@ -31,7 +31,11 @@ struct Access {
     // can be missed.
     uint8_t bytes;
 };
+// `generation` says whose the entries are: a word last touched by an earlier launch (or, in a
+// shared-memory shadow, an earlier block) reads as untouched. Nothing is cleared between
+// launches, so a launch pays only for the words it touches.
 struct Word {
+    uint32_t generation;
     Access write, read1, read2;
 };
 
@@ -45,6 +49,10 @@ Word* reserve(size_t words) {
 Word* g_global = nullptr;   // one Word per 4 bytes of the arena
 bool g_global_failed = false;
 size_t g_touched_lo = SIZE_MAX, g_touched_hi = 0;
+// Generations: of the launch running (global shadow), and the last one handed to a block.
+uint32_t g_launch_generation = 0, g_block_generation = 0;
+// A launch that touched more shadow than this gives its pages back at the end.
+constexpr size_t kKeptShadowBytes = size_t(64) << 20;
 constexpr size_t kSharedShadowWords = (1 << 20) / 4;
 
 // Per word that a release stored to: the releases a load of it acquires.
@@ -191,13 +199,15 @@ void races_begin_launch(Launch&) {
         g_global = reserve(g_arena.bytes() / 4 + 1);
         g_global_failed = g_global == nullptr; // no address space: global races go unchecked
     }
+    g_launch_generation++;
     g_sync.clear();
 }
 
 void races_end_launch() {
-    if (g_global && g_touched_lo <= g_touched_hi) {
+    if (g_global && g_touched_lo <= g_touched_hi &&
+        (g_touched_hi - g_touched_lo + 1) * sizeof(Word) > kKeptShadowBytes) {
         // Give the touched shadow pages back: they read as zeros (no access) afterwards, and
-        // a big check-mode launch does not keep its shadow (18x the data) resident.
+        // a big check-mode launch does not keep its shadow (19x the data) resident.
         size_t ps = size_t(sysconf(_SC_PAGESIZE));
         uintptr_t from = reinterpret_cast<uintptr_t>(g_global + g_touched_lo) & ~(ps - 1);
         uintptr_t to = reinterpret_cast<uintptr_t>(g_global + g_touched_hi + 1);
@@ -210,8 +220,7 @@ void races_end_launch() {
 
 void races_begin_block(Block& b) {
     if (!b.shared_shadow) b.shared_shadow = reserve(kSharedShadowWords);
-    if (b.shared_shadow) std::memset(b.shared_shadow, 0, b.shared_shadow_used * sizeof(Word));
-    b.shared_shadow_used = 0;
+    b.shared_generation = ++g_block_generation;
     b.clock = 1;
     b.acquired.clear();
 }
@@ -229,8 +238,8 @@ void races_acquire(Worker& w, uintptr_t addr) {
 
 uint32_t races_last_writer(uintptr_t addr) {
     if (!g_global || !g_arena.contains(addr)) return UINT32_MAX;
-    const Access& a = g_global[(addr - g_arena.base()) / 4].write;
-    return a.who ? a.block : UINT32_MAX;
+    const Word& s = g_global[(addr - g_arena.base()) / 4];
+    return s.generation == g_launch_generation && s.write.who ? s.write.block : UINT32_MAX;
 }
 
 bool races_write_writers(const Launch& l, const char* path) {
@@ -247,8 +256,9 @@ bool races_write_writers(const Launch& l, const char* path) {
         who.assign(n, 0);
         for (uint64_t e = 0; e < n; e++) {
             uintptr_t a = buf->addr + e * es;
-            const Access& w = g_global[(a - g_arena.base()) / 4].write;
-            if (w.who && ((w.bytes >> (a % 4)) & 1))
+            const Word& s = g_global[(a - g_arena.base()) / 4];
+            const Access& w = s.write;
+            if (s.generation == g_launch_generation && w.who && ((w.bytes >> (a % 4)) & 1))
                 who[e] = uint64_t(w.block) * l.threads_per_block + thread_of(w) + 1;
         }
         uint64_t head[3] = {uint64_t(buf->addr), es, n};
@@ -265,6 +275,7 @@ void race_check(Worker& w, uintptr_t addr, size_t n, unsigned f, uintptr_t pc, b
     Word* table;
     uintptr_t base;
     size_t first, last;
+    uint32_t generation;
     if (shared) {
         table = static_cast<Word*>(b.shared_shadow);
         if (!table) return;
@@ -272,7 +283,7 @@ void race_check(Worker& w, uintptr_t addr, size_t n, unsigned f, uintptr_t pc, b
         first = (addr - base) / 4;
         last = (addr + n - 1 - base) / 4;
         if (last >= kSharedShadowWords) return;
-        if (last + 1 > b.shared_shadow_used) b.shared_shadow_used = last + 1;
+        generation = b.shared_generation;
     } else {
         if ((f & kAccessSync)) synchronise(b, t, addr & ~uintptr_t(3), f);
         if (!g_global) return;
@@ -282,6 +293,7 @@ void race_check(Worker& w, uintptr_t addr, size_t n, unsigned f, uintptr_t pc, b
         last = (addr + n - 1 - base) / 4;
         if (first < g_touched_lo) g_touched_lo = first;
         if (last > g_touched_hi) g_touched_hi = last;
+        generation = g_launch_generation;
     }
     Access cur;
     cur.block = uint32_t(b.linear);
@@ -292,6 +304,10 @@ void race_check(Worker& w, uintptr_t addr, size_t n, unsigned f, uintptr_t pc, b
     cur.pc = uint32_t(pc - w.launch->module_base);
     for (size_t i = first; i <= last; i++) {
         Word& s = table[i];
+        if (s.generation != generation) {
+            s = Word();
+            s.generation = generation;
+        }
         uintptr_t word_addr = base + i * 4;
         uintptr_t at = word_addr < addr ? addr : word_addr;
         uintptr_t end = addr + n < word_addr + 4 ? addr + n : word_addr + 4;

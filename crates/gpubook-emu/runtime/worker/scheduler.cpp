@@ -24,7 +24,11 @@
 #include <thread>
 
 extern "C" {
-__thread const gpubook_thread_view* gpubook_current_thread = nullptr;
+__thread gpubook_coords gpubook_current_coords = {};
+
+unsigned gpubook_rt_coord(int which) {
+    return (&gpubook_current_coords.thread_idx.x)[which];
+}
 }
 
 namespace gpubook::rt {
@@ -33,10 +37,16 @@ thread_local Worker* tls_worker = nullptr;
 
 namespace {
 
+void set_coords(const gpubook_thread_view& v) {
+    gpubook_current_coords = gpubook_coords{v.thread_idx, v.block->block_idx, v.block->block_dim, v.block->grid_dim};
+}
+
 void set_current(Worker& w, Thread* t) {
     w.current = t;
-    gpubook_current_thread = t ? &t->view : nullptr;
-    if (t) w.blk = t->block;
+    if (t) {
+        w.blk = t->block;
+        set_coords(view(*t));
+    }
 }
 
 void runner_main(void* p);
@@ -93,7 +103,7 @@ __attribute__((always_inline)) inline void dispatch(Worker& w, Fiber* self, bool
             Thread* t = &b.threads[b.ready[b.ready_head]];
             b.ready_head = (b.ready_head + 1) % kMaxBlockThreads;
             b.ready_count--;
-            t->state = ThreadState::Running;
+            state(*t) = ThreadState::Running;
             if (t->fiber != self) {
                 if (self_free) w.free_fibers.push_back(self);
                 switch_fiber(w, self, t->fiber);
@@ -114,7 +124,7 @@ __attribute__((always_inline)) inline void dispatch(Worker& w, Fiber* self, bool
 void start_checked(Thread& t) { *t.chk = ThreadChecks(); }
 
 void thread_exit(Worker& w, Block& b, Thread& t) {
-    t.state = ThreadState::Exited;
+    state(t) = ThreadState::Exited;
     b.exited++;
     b.warps[t.linear / kWarpSize].exited |= 1u << (t.linear % kWarpSize);
     b.idle_spins = 0;
@@ -124,9 +134,13 @@ void thread_exit(Worker& w, Block& b, Thread& t) {
 
 // Threads [from, to) of `b` ran to the end inside a block loop.
 void loop_exited(Block& b, unsigned from, unsigned to) {
-    for (unsigned i = from; i < to; i++) {
-        b.threads[i].state = ThreadState::Exited;
-        b.warps[i / kWarpSize].exited |= 1u << (i % kWarpSize);
+    if (from >= to) return;
+    std::memset(b.states + from, int(ThreadState::Exited), to - from);
+    for (unsigned wi = from / kWarpSize; wi <= (to - 1) / kWarpSize; wi++) {
+        unsigned lo = std::max(from, wi * kWarpSize) - wi * kWarpSize;
+        unsigned hi = std::min(to, (wi + 1) * kWarpSize) - wi * kWarpSize; // lanes [lo, hi)
+        unsigned upto_hi = hi == kWarpSize ? ~0u : (1u << hi) - 1;
+        b.warps[wi].exited |= upto_hi & ~((1u << lo) - 1);
     }
     b.exited += to - from;
 }
@@ -135,13 +149,13 @@ void loop_exited(Block& b, unsigned from, unsigned to) {
 // gpubook_block_loop). Returns when they are done, or when the thread that ended the loop
 // early (loop_break_slow: it called a barrier ...) has run to its end.
 void run_block_loop(Worker& w, Block& b) {
-    gpubook_block_loop loop{b.next_unstarted, b.nthreads, &b.threads[0].view, sizeof(Thread)};
+    gpubook_block_loop loop{b.next_unstarted, b.nthreads};
     w.loop = &loop;
     w.loop_first = b.next_unstarted;
     set_current(w, nullptr);
     // A fault in the loop's prologue (a kernel's big frame, probed page by page) belongs to the
     // loop's first thread.
-    gpubook_current_thread = &b.threads[b.next_unstarted].view;
+    set_coords(b.views[b.next_unstarted]);
     w.launch->loop_entry(w.launch->args, &loop);
     if (w.loop == &loop) { // every thread ran to its end
         w.loop = nullptr;
@@ -168,7 +182,7 @@ void runner_main(void* p) {
                 continue;
             }
             Thread& t = b->threads[b->next_unstarted++];
-            t.state = ThreadState::Running;
+            state(t) = ThreadState::Running;
             t.fiber = self;
             if (w.launch->mode == Mode::Check) start_checked(t);
             set_current(w, &t);
@@ -183,7 +197,7 @@ void runner_main(void* p) {
 std::vector<unsigned> threads_in(const Block& b, ThreadState s) {
     std::vector<unsigned> out;
     for (unsigned i = 0; i < b.nthreads; i++)
-        if (b.threads[i].state == s) out.push_back(i);
+        if (b.states[i] == s) out.push_back(i);
     return out;
 }
 
@@ -254,14 +268,14 @@ void prepare_block(Block& b, Launch& l, uint64_t linear, bool over_capacity) {
             Thread& t = b.threads[i];
             unsigned tc[3];
             linear_to_coords(i, l.block, tc);
-            t.view.thread_idx = gpubook_dim3{tc[0], tc[1], tc[2]};
-            t.view.block = &b.view;
+            b.views[i].thread_idx = gpubook_dim3{tc[0], tc[1], tc[2]};
+            b.views[i].block = &b.view;
             t.block = &b;
             t.linear = i;
             t.chk = &b.checks[i];
         }
     }
-    for (unsigned i = 0; i < b.nthreads; i++) b.threads[i].state = ThreadState::Unstarted;
+    std::memset(b.states, int(ThreadState::Unstarted), b.nthreads);
     for (unsigned i = 0; i < kMaxWarps; i++) {
         unsigned first = i * kWarpSize;
         unsigned n = b.nthreads > first ? b.nthreads - first : 0;
@@ -280,10 +294,19 @@ void prepare_block(Block& b, Launch& l, uint64_t linear, bool over_capacity) {
     b.over_capacity = over_capacity;
 }
 
+bool blocks_left(const Worker& w, const Launch& l) {
+    return w.claimed_next < w.claimed_end || l.next_block.load(std::memory_order_relaxed) < l.total_blocks;
+}
+
 // Starts the launch's next block on this worker, or returns null when none is left.
 Block* admit(Worker& w, Launch& l, bool over_capacity) {
-    uint64_t linear = l.next_block.fetch_add(1, std::memory_order_relaxed);
-    if (linear >= l.total_blocks) return nullptr;
+    if (w.claimed_next == w.claimed_end) {
+        uint64_t first = l.next_block.fetch_add(l.claim_batch, std::memory_order_relaxed);
+        if (first >= l.total_blocks) return nullptr;
+        w.claimed_next = first;
+        w.claimed_end = std::min(first + l.claim_batch, l.total_blocks);
+    }
+    uint64_t linear = w.claimed_next++;
     Block* b;
     if (!w.spare_blocks.empty()) {
         b = w.spare_blocks.back();
@@ -319,7 +342,7 @@ void retire(Worker& w, Launch& l, Block* b) {
 }
 
 bool may_admit(Worker& w, Launch& l) {
-    if (l.next_block.load(std::memory_order_relaxed) >= l.total_blocks) return false;
+    if (!blocks_left(w, l)) return false;
     // Static shared memory is known once a block has declared it: it may hold fewer at once.
     size_t shared = 0;
     for (const Block* b : w.resident) shared = std::max(shared, b->shared.static_bytes());
@@ -348,7 +371,7 @@ Block* pick(Worker& w, Launch& l) {
     if (n == 0) return nullptr;
     // Every resident block waits.
     if (w.progress == w.stall_mark) {
-        if (l.mode == Mode::Check && l.next_block.load() < l.total_blocks) {
+        if (l.mode == Mode::Check && blocks_left(w, l)) {
             if (Block* b = admit(w, l, true)) return b;
         }
         // Nothing can change what they wait for (unless the host writes mapped memory): let the
@@ -371,7 +394,7 @@ void resume(Worker& w, Block& b) {
         Thread* t = &b.threads[b.ready[b.ready_head]];
         b.ready_head = (b.ready_head + 1) % kMaxBlockThreads;
         b.ready_count--;
-        t->state = ThreadState::Running;
+        state(*t) = ThreadState::Running;
         set_current(w, t);
         f = t->fiber;
     } else {
@@ -389,9 +412,9 @@ void resume(Worker& w, Block& b) {
 } // namespace
 
 Thread* loop_thread(const Worker& w) {
-    auto* view = reinterpret_cast<const char*>(gpubook_current_thread);
-    auto* first = reinterpret_cast<const char*>(w.loop->first);
-    size_t i = view >= first ? size_t(view - first) / w.loop->stride : 0;
+    const gpubook_dim3& t = gpubook_current_coords.thread_idx;
+    const gpubook_dim3& d = w.blk->view.block_dim;
+    size_t i = t.x + size_t(d.x) * (t.y + size_t(d.y) * t.z);
     return &w.blk->threads[i < w.blk->nthreads ? i : 0];
 }
 
@@ -406,7 +429,7 @@ void loop_break_slow(Worker& w) {
     b.next_unstarted = t.linear + 1;
     w.loop->end = t.linear + 1; // the loop ends after this thread
     w.loop = nullptr;
-    t.state = ThreadState::Running;
+    state(t) = ThreadState::Running;
     t.fiber = w.current_fiber;
     set_current(w, &t);
 }
@@ -416,9 +439,9 @@ void set_location(Diagnostic& d, const Block& b, const Thread* t) {
     const gpubook_dim3& bi = b.view.block_idx;
     d.block[0] = bi.x; d.block[1] = bi.y; d.block[2] = bi.z;
     if (t) {
-        d.thread[0] = t->view.thread_idx.x;
-        d.thread[1] = t->view.thread_idx.y;
-        d.thread[2] = t->view.thread_idx.z;
+        d.thread[0] = view(*t).thread_idx.x;
+        d.thread[1] = view(*t).thread_idx.y;
+        d.thread[2] = view(*t).thread_idx.z;
     }
 }
 
@@ -464,6 +487,8 @@ void yield_current(Worker& w, bool waiting) {
 void run_blocks(Worker& w, Launch& l) {
     w.launch = &l;
     w.stall_mark = w.progress - 1;
+    w.claimed_next = w.claimed_end = 0;
+    w.last_buffer = nullptr;
     bool aborted = false;
     while (!l.failed.load(std::memory_order_relaxed)) {
         Block* b = pick(w, l);

@@ -29,7 +29,7 @@ const char* where(Worker* w, char* buf, size_t n) {
     if (w && w->loop && !w->current) w->current = loop_thread(*w); // the report ends the process
     if (!w || !w->in_block.load() || !w->current) return "";
     const gpubook_dim3& b = w->current->block->view.block_idx;
-    const gpubook_dim3& t = w->current->view.thread_idx;
+    const gpubook_dim3& t = view(*w->current).thread_idx;
     std::snprintf(buf, n, "thread (%u,%u,%u) of block (%u,%u,%u)", t.x, t.y, t.z, b.x, b.y, b.z);
     return buf;
 }
@@ -112,7 +112,7 @@ void on_fatal_signal(int sig, siginfo_t* si, void* uc) {
     write_pc(j, pc);
     if (w && w->in_block.load() && w->current) {
         const gpubook_dim3& b = w->current->block->view.block_idx;
-        const gpubook_dim3& t = w->current->view.thread_idx;
+        const gpubook_dim3& t = view(*w->current).thread_idx;
         unsigned bb[3] = {b.x, b.y, b.z}, tt[3] = {t.x, t.y, t.z};
         j.dim3("block", bb).dim3("thread", tt);
     }

@@ -178,7 +178,7 @@ extern "C" uint64_t gpubook_rt_warp(int op, unsigned mask, uint64_t value, int a
     if (width < 1 || width > 32 || (width & (width - 1)))
         fail_warp(w, t, format("shuffle width %d is not a power of two between 1 and 32", width));
     t.warp = WarpRequest{op, mask, value, arg, width, 0};
-    t.state = ThreadState::AtWarp;
+    state(t) = ThreadState::AtWarp;
     Warp& wp = b.warps[wi];
     wp.arrived |= 1u << lane;
     b.parked++;

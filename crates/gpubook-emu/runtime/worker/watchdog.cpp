@@ -35,7 +35,7 @@ void on_sample(int, siginfo_t*, void* uc) {
 std::string thread_list(const Block& b, const Launch& l, ThreadState s) {
     std::vector<unsigned> v;
     for (unsigned i = 0; i < b.nthreads; i++)
-        if (b.threads[i].state == s) v.push_back(i);
+        if (b.states[i] == s) v.push_back(i);
     return v.empty() ? "" : describe_threads(v, l.block);
 }
 
@@ -49,7 +49,7 @@ void barrier_notes(const Block& b, const Launch& l, Diagnostic& d) {
     std::vector<uintptr_t> sites;
     for (unsigned i = 0; i < b.nthreads; i++) {
         const Thread& x = b.threads[i];
-        if (x.state != ThreadState::AtBarrier && x.state != ThreadState::AtWarp) continue;
+        if (state(x) != ThreadState::AtBarrier && state(x) != ThreadState::AtWarp) continue;
         if (std::find(sites.begin(), sites.end(), x.wait_pc) == sites.end()) sites.push_back(x.wait_pc);
     }
     for (uintptr_t site : sites) {
@@ -57,9 +57,9 @@ void barrier_notes(const Block& b, const Launch& l, Diagnostic& d) {
         const char* what = "__syncthreads()";
         for (unsigned i = 0; i < b.nthreads; i++) {
             const Thread& x = b.threads[i];
-            if ((x.state == ThreadState::AtBarrier || x.state == ThreadState::AtWarp) && x.wait_pc == site) {
+            if ((state(x) == ThreadState::AtBarrier || state(x) == ThreadState::AtWarp) && x.wait_pc == site) {
                 v.push_back(i);
-                if (x.state == ThreadState::AtWarp) what = warp_op_name(x.warp.op);
+                if (state(x) == ThreadState::AtWarp) what = warp_op_name(x.warp.op);
             }
         }
         Note n;
@@ -75,11 +75,11 @@ unsigned spin_notes(const Block& b, const Launch& l, Diagnostic& d, unsigned bud
     for (unsigned i = 0; i < b.nthreads && shown < budget; i++) {
         const Thread& x = b.threads[i];
         const ThreadChecks& c = *x.chk;
-        if (!c.spin_pc || (x.state != ThreadState::Ready && x.state != ThreadState::Running)) continue;
+        if (!c.spin_pc || (state(x) != ThreadState::Ready && state(x) != ThreadState::Running)) continue;
         const Buffer* buf = g_arena.find(c.spin_addr, 1);
         std::string what = buf ? describe_element(*buf, c.spin_addr, 4)
                                : format("address %#lx", (unsigned long)c.spin_addr);
-        unsigned tc[3] = {x.view.thread_idx.x, x.view.thread_idx.y, x.view.thread_idx.z};
+        unsigned tc[3] = {view(x).thread_idx.x, view(x).thread_idx.y, view(x).thread_idx.z};
         Note n;
         n.what = format("thread %s of %s keeps reading %s, which does not change", coords(tc).c_str(),
                         block_name(b).c_str(), what.c_str());
@@ -106,7 +106,7 @@ void describe(Worker& w, Diagnostic& d, bool first, bool expired) {
     for (const Block* b : w.resident) barrier_notes(*b, l, d);
     if (!first) {
         if (t) {
-            unsigned tc[3] = {t->view.thread_idx.x, t->view.thread_idx.y, t->view.thread_idx.z};
+            unsigned tc[3] = {view(*t).thread_idx.x, view(*t).thread_idx.y, view(*t).thread_idx.z};
             Note n;
             n.what = format("OS thread %d is also running thread %s of %s", w.index, coords(tc).c_str(),
                             block_name(*running).c_str());
@@ -117,7 +117,7 @@ void describe(Worker& w, Diagnostic& d, bool first, bool expired) {
     }
     std::string limit = expired ? format("the launch ran for more than %llu ms", (unsigned long long)g_limit_ms)
                                 : std::string("the launch did not finish in time");
-    uint64_t holds = l.resident_limit.load(), started = std::min(l.next_block.load(), l.total_blocks);
+    uint64_t holds = l.resident_limit.load(), started = l.blocks_done.load() + l.resident.load();
     std::string blocks;
     if (l.total_blocks > 1)
         blocks = format(" The grid has %llu blocks; %llu had started (the device holds %llu at once), %llu had "
@@ -125,7 +125,7 @@ void describe(Worker& w, Diagnostic& d, bool first, bool expired) {
                         (unsigned long long)l.total_blocks, (unsigned long long)started, (unsigned long long)holds,
                         (unsigned long long)l.blocks_done.load());
     if (t && !t->chk->spin_pc) {
-        unsigned tc[3] = {t->view.thread_idx.x, t->view.thread_idx.y, t->view.thread_idx.z};
+        unsigned tc[3] = {view(*t).thread_idx.x, view(*t).thread_idx.y, view(*t).thread_idx.z};
         std::string others;
         auto add = [&](ThreadState s, const char* what) {
             std::string list = thread_list(*running, l, s);

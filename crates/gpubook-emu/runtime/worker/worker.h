@@ -23,6 +23,18 @@ constexpr unsigned kMaxWarps = kMaxBlockThreads / kWarpSize;
 
 enum class Mode { Check, Fast };
 
+// What every CUDA thread of one block shares, and what one thread sees: the worker's copy of the
+// coordinates it hands the device header (abi.h, gpubook_coords) when a thread runs.
+struct gpubook_block_view {
+    gpubook_dim3 block_idx;
+    gpubook_dim3 block_dim;
+    gpubook_dim3 grid_dim;
+};
+struct gpubook_thread_view {
+    gpubook_dim3 thread_idx;
+    const gpubook_block_view* block;
+};
+
 using KernelEntry = void (*)(void**);
 using BlockLoopEntry = void (*)(void**, gpubook_block_loop*);
 
@@ -61,6 +73,11 @@ struct Launch {
     // memory per block against the device's shape; static shared memory lowers it once known).
     std::atomic<uint64_t> resident_limit{1};
     std::atomic<uint64_t> next_block{0};
+    // Blocks a worker claims from next_block at once: 1 where blocks may wait for each other (a
+    // grid the device holds at once), more for a larger grid in fast mode, so that each worker
+    // streams through consecutive blocks' memory as a plain loop would, and takes the shared
+    // counter's cache line less often.
+    uint64_t claim_batch = 1;
     std::atomic<uint64_t> blocks_done{0};
     std::atomic<uint64_t> resident{0}; // blocks started and not finished, over all workers
     // Check mode: the first block started past resident_limit, only to explain a deadlock.
@@ -91,6 +108,7 @@ struct SpinMemo {
     uint64_t value = 0;
 };
 constexpr unsigned kSpinMemos = 4;
+constexpr unsigned kSiteMemos = 4;
 
 struct Fiber;
 struct Block;
@@ -99,6 +117,11 @@ struct Block;
 // a block's threads touch less memory in both modes.
 struct ThreadChecks {
     ThreadCounts counts;
+    // The access sites (counts.h) this thread used last: a thread's accesses cycle through a
+    // few instructions, so most find their site here instead of in the block's table.
+    uintptr_t site_key[kSiteMemos] = {};
+    uint32_t site_index[kSiteMemos] = {};
+    unsigned site_next = 0;
     unsigned slice_accesses = 0; // device-memory accesses since it last yielded or started
     uint32_t release_clock = 0;  // its block's clock at its last __threadfence (0: none yet)
     SpinMemo spin[kSpinMemos];
@@ -106,12 +129,12 @@ struct ThreadChecks {
     uintptr_t spin_pc = 0, spin_addr = 0; // where it last waited without seeing a change
 };
 
-// One CUDA thread. `view` is what the device header reads; it must stay the first member.
+// One CUDA thread. What the device header reads (its view) and its state live in arrays of the
+// Block beside it (views(), state()): the per-block loops over all threads (start a block, end a
+// block loop) then touch a few bytes a thread instead of a whole Thread.
 struct Thread {
-    gpubook_thread_view view;
     Block* block = nullptr;
     unsigned linear = 0;
-    ThreadState state = ThreadState::Unstarted;
     Fiber* fiber = nullptr;  // the fiber it runs on, once started
     uintptr_t wait_pc = 0;   // call site of the barrier or warp collective it waits in
     int wait_line = 0;       // source line of the __syncthreads() it waits at (its identity)
@@ -141,6 +164,8 @@ struct Block {
     uint32_t barrier_epoch = 0;
     int barrier_kind = 0;
     Thread threads[kMaxBlockThreads];
+    gpubook_thread_view views[kMaxBlockThreads]; // threads[i]'s coordinates, contiguous
+    ThreadState states[kMaxBlockThreads];        // threads[i]'s state
     ThreadChecks checks[kMaxBlockThreads];
     Warp warps[kMaxWarps];
     unsigned ready[kMaxBlockThreads]; // FIFO of threads ready to resume
@@ -158,8 +183,11 @@ struct Block {
     uint32_t clock = 1;
     Clock acquired;
     void* shared_shadow = nullptr; // the race detector's shadow of `shared` (races.cpp)
-    size_t shared_shadow_used = 0;
+    uint32_t shared_generation = 0; // the shadow's entries of this block (races.cpp)
 };
+
+inline const gpubook_thread_view& view(const Thread& t) { return t.block->views[t.linear]; }
+inline ThreadState& state(const Thread& t) { return t.block->states[t.linear]; }
 
 struct Worker;
 struct Fiber {
@@ -177,6 +205,7 @@ struct Worker {
     std::vector<Block*> resident;     // blocks started and not finished, in start order
     std::vector<Block*> spare_blocks; // finished ones, reused
     size_t next_resident = 0;         // round-robin position
+    uint64_t claimed_next = 0, claimed_end = 0; // blocks claimed (Launch::claim_batch), not yet started
     bool start_next = false;          // a yield asks the next fiber to start a new thread
     // Incremented whenever something happens that can end a wait: a thread exits, a barrier or
     // warp collective releases, a waiting thread reads a new value, a block starts or ends.
@@ -200,6 +229,7 @@ struct Worker {
     std::atomic<bool> sampled{false};
     std::atomic<bool> in_block{false};
     uintptr_t last_access_pc = 0;     // check mode: the kernel's most recent memory access
+    const Buffer* last_buffer = nullptr; // check mode: the buffer it was in (this launch)
     char* signal_stack = nullptr;
 };
 
@@ -221,12 +251,12 @@ void loop_break_slow(Worker& w);
 inline void loop_break(Worker& w) {
     if (__builtin_expect(w.loop != nullptr, 0)) loop_break_slow(w);
 }
-// The thread a block loop runs now, from the calling OS thread's gpubook_current_thread.
+// The thread a block loop runs now, from the calling OS thread's gpubook_current_coords.
 Thread* loop_thread(const Worker& w);
 // Called on a fiber: park the calling CUDA thread until the scheduler makes it ready again.
 void park_current(Worker& w);
 inline void make_ready(Block& b, Thread& t) {
-    t.state = ThreadState::Ready;
+    b.states[t.linear] = ThreadState::Ready;
     b.ready[(b.ready_head + b.ready_count) % kMaxBlockThreads] = t.linear;
     b.ready_count++;
 }

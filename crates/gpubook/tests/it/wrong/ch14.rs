@@ -39,13 +39,13 @@ fn ring_that_overwrites_an_unread_slot() {
 
 #[test]
 fn ring_that_reads_a_slot_before_its_tail_moved() {
-    // Off by one: waits only until the tail reaches i, when token i is not there yet.
+    // Off by one: waits only until the tail reaches i, when token i is not there yet. Which of
+    // the grader's skews shows it first depends on the random pauses (a slow receiver can show
+    // it too), so the report is held to the concept and the effect, not to the skew.
     let f = ring(&[("ring_wait_above(r, r.tail, i);", "ring_wait_above(r, r.tail, i - 1);")]);
-    expect_failure(
-        "ring_that_reads_a_slot_before_its_tail_moved",
-        &["before the sender's tail moved past it", "the sender slowed down"],
-        || ch14::channel_ring(f),
-    );
+    expect_failure("ring_that_reads_a_slot_before_its_tail_moved", &["before the sender's tail moved past it", "came out"], || {
+        ch14::channel_ring(f)
+    });
 }
 
 #[test]

@@ -1,5 +1,6 @@
 //! The `gpubook` binary end to end, as one test binary.
 
+mod emu_bench;
 mod overlap;
 mod run;
 mod runner;

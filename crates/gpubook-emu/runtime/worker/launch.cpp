@@ -133,6 +133,21 @@ Worker& worker_at(int index) {
 
 int worker_count() { return g_worker_count.load(); }
 
+namespace {
+template <class F> uint64_t sum_workers(F field) {
+    uint64_t sum = 0;
+    for (int i = 0, n = g_worker_count.load(); i < n; i++) sum += field(*g_workers[i]).load(std::memory_order_relaxed);
+    return sum;
+}
+} // namespace
+
+uint64_t launch_resident() {
+    return sum_workers([](Worker& w) -> std::atomic<uint64_t>& { return w.resident_blocks; });
+}
+uint64_t launch_blocks_done() {
+    return sum_workers([](Worker& w) -> std::atomic<uint64_t>& { return w.finished_blocks; });
+}
+
 void set_launch_timeout_ms(uint64_t ms) { g_timeout_ms = ms; }
 
 void set_writers_path(std::string path) { g_writers_path = std::move(path); }
@@ -143,7 +158,7 @@ void launch_poll() {
     std::lock_guard<std::mutex> lock(g_helpers.mutex);
     if (g_helpers.closed) return;
     auto now = std::chrono::steady_clock::now();
-    uint64_t done = l->blocks_done.load();
+    uint64_t done = launch_blocks_done();
     if (done != g_helpers.last_done) {
         g_helpers.last_done = done;
         g_helpers.last_change = now;
@@ -215,6 +230,10 @@ void run_launch(const LaunchRequest& req, Json& reply) {
     if (l.mode == Mode::Fast && l.total_blocks > l.resident_limit.load())
         l.claim_batch = std::clamp<uint64_t>(l.total_blocks / (uint64_t(nthreads) * 16), 1, 64);
     for (unsigned i = 0; i < nthreads; i++) worker_at(int(i)); // create before threads (and the watchdog) look
+    for (int i = 0; i < worker_count(); i++) {
+        worker_at(i).resident_blocks.store(0);
+        worker_at(i).finished_blocks.store(0);
+    }
     {
         std::lock_guard<std::mutex> lock(g_helpers.mutex);
         g_helpers.closed = false;

@@ -321,7 +321,7 @@ Block* admit(Worker& w, Launch& l, bool over_capacity) {
         while (linear < cur && !l.over_capacity_from.compare_exchange_weak(cur, linear)) {
         }
     }
-    l.resident.fetch_add(1);
+    w.resident_blocks.fetch_add(1, std::memory_order_relaxed);
     w.resident.push_back(b);
     w.progress++;
     return b;
@@ -336,8 +336,8 @@ void retire(Worker& w, Launch& l, Block* b) {
         break;
     }
     w.spare_blocks.push_back(b);
-    l.resident.fetch_sub(1);
-    l.blocks_done.fetch_add(1);
+    w.resident_blocks.fetch_sub(1, std::memory_order_relaxed);
+    w.finished_blocks.fetch_add(1, std::memory_order_relaxed);
     w.progress++;
 }
 
@@ -350,7 +350,7 @@ bool may_admit(Worker& w, Launch& l) {
         uint64_t by_shared = g_device.sms * (g_device.shared_per_sm / (shared + l.dynamic_shared_bytes));
         if (by_shared < l.resident_limit.load()) l.resident_limit.store(std::max<uint64_t>(1, by_shared));
     }
-    return l.resident.load() < l.resident_limit.load();
+    return launch_resident() < l.resident_limit.load();
 }
 
 // The next block to run: a resident one that is not stalled (round robin), else a new one,
@@ -504,7 +504,7 @@ void run_blocks(Worker& w, Launch& l) {
     if (aborted || !w.resident.empty()) {
         for (Block* b : w.resident) {
             w.spare_blocks.push_back(b);
-            l.resident.fetch_sub(1);
+            w.resident_blocks.fetch_sub(1, std::memory_order_relaxed);
         }
         w.resident.clear();
         reset_fibers(w);

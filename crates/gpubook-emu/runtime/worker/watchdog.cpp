@@ -117,13 +117,13 @@ void describe(Worker& w, Diagnostic& d, bool first, bool expired) {
     }
     std::string limit = expired ? format("the launch ran for more than %llu ms", (unsigned long long)g_limit_ms)
                                 : std::string("the launch did not finish in time");
-    uint64_t holds = l.resident_limit.load(), started = l.blocks_done.load() + l.resident.load();
+    uint64_t holds = l.resident_limit.load(), started = launch_blocks_done() + launch_resident();
     std::string blocks;
     if (l.total_blocks > 1)
         blocks = format(" The grid has %llu blocks; %llu had started (the device holds %llu at once), %llu had "
                         "finished.",
                         (unsigned long long)l.total_blocks, (unsigned long long)started, (unsigned long long)holds,
-                        (unsigned long long)l.blocks_done.load());
+                        (unsigned long long)launch_blocks_done());
     if (t && !t->chk->spin_pc) {
         unsigned tc[3] = {view(*t).thread_idx.x, view(*t).thread_idx.y, view(*t).thread_idx.z};
         std::string others;

@@ -78,8 +78,6 @@ struct Launch {
     // streams through consecutive blocks' memory as a plain loop would, and takes the shared
     // counter's cache line less often.
     uint64_t claim_batch = 1;
-    std::atomic<uint64_t> blocks_done{0};
-    std::atomic<uint64_t> resident{0}; // blocks started and not finished, over all workers
     // Check mode: the first block started past resident_limit, only to explain a deadlock.
     std::atomic<uint64_t> over_capacity_from{UINT64_MAX};
     std::atomic<bool> failed{false};
@@ -225,7 +223,11 @@ struct Worker {
     std::vector<Fiber*> free_fibers;  // those holding no CUDA thread
 
     // For the hang reporter: where this OS thread was when the watchdog interrupted it.
-    std::atomic<uintptr_t> sampled_pc{0};
+    // This worker's part of the launch's block counts (launch_resident, launch_blocks_done sum
+    // them): on a line of their own, so that workers do not take turns on one counter a block.
+    alignas(64) std::atomic<uint64_t> resident_blocks{0}; // started here and not finished
+    std::atomic<uint64_t> finished_blocks{0};
+    alignas(64) std::atomic<uintptr_t> sampled_pc{0};
     std::atomic<bool> sampled{false};
     std::atomic<bool> in_block{false};
     uintptr_t last_access_pc = 0;     // check mode: the kernel's most recent memory access
@@ -239,6 +241,9 @@ extern thread_local Worker* tls_worker;
 // All workers (index 0 runs on the main thread), and the launch in progress.
 Worker& worker_at(int index);
 int worker_count();
+// Blocks of the launch started and not finished, and finished, over all workers.
+uint64_t launch_resident();
+uint64_t launch_blocks_done();
 extern std::atomic<Launch*> g_active_launch;
 
 // Scheduler (scheduler.cpp).

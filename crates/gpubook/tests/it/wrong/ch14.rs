@@ -39,13 +39,11 @@ fn ring_that_overwrites_an_unread_slot() {
 
 #[test]
 fn ring_that_reads_a_slot_before_its_tail_moved() {
-    // Off by one: waits only until the tail reaches i, when token i is not there yet. Which of
-    // the grader's skews shows it first depends on the random pauses (a slow receiver can show
-    // it too), so the report is held to the concept and the effect, not to the skew.
+    // Off by one: waits only until the tail reaches i, when token i is not there yet. How it
+    // shows depends on the random pauses: a token from the lap before, or (the ring's first lap)
+    // a read of never-written memory, under either skew. The report is held to the concept.
     let f = ring(&[("ring_wait_above(r, r.tail, i);", "ring_wait_above(r, r.tail, i - 1);")]);
-    expect_failure("ring_that_reads_a_slot_before_its_tail_moved", &["before the sender's tail moved past it", "came out"], || {
-        ch14::channel_ring(f)
-    });
+    expect_failure("ring_that_reads_a_slot_before_its_tail_moved", &["before the sender's tail moved past it"], || ch14::channel_ring(f));
 }
 
 #[test]

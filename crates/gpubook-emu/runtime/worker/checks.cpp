@@ -109,6 +109,10 @@ size_t alignment_of(uintptr_t a) {
     fail_here(w, std::move(d), pc);
 }
 
+// An access the compiler assumed aligned (the sized hooks and atomics: 1, 2, 4, 8 or 16 bytes, a
+// power of two, so a mask and not a division) at an address that is not.
+inline bool misaligned(uintptr_t a, size_t n, unsigned f) { return (f & kAccessAligned) && (a & (n - 1)); }
+
 } // namespace
 
 void report_unwritten(Worker& w, uintptr_t a, size_t n, uintptr_t pc) {
@@ -143,7 +147,7 @@ void check_access(uintptr_t a, size_t n, unsigned f, uintptr_t pc) {
             if (!buf) report_global(*w, a, n, write, pc);
             w->last_buffer = buf;
         }
-        if ((f & kAccessAligned) && a % n) report_misaligned(*w, a, n, write, false, pc);
+        if (misaligned(a, n, f)) report_misaligned(*w, a, n, write, false, pc);
         // An atomic that reads (all but exchange and store) was checked by its caller.
         if (write) unwritten_clear(a, n);
         else if (unwritten_any(a, n)) report_unwritten(*w, a, n, pc);
@@ -151,7 +155,7 @@ void check_access(uintptr_t a, size_t n, unsigned f, uintptr_t pc) {
         shared = true;
         w->last_access_pc = pc;
         if (!b.shared.find(a, n)) report_shared(*w, a, n, write, pc);
-        if ((f & kAccessAligned) && a % n) report_misaligned(*w, a, n, write, true, pc);
+        if (misaligned(a, n, f)) report_misaligned(*w, a, n, write, true, pc);
     } else {
         return; // the thread's stack, a host global: not device memory
     }

@@ -21,28 +21,24 @@
 
 namespace gpubook {
 namespace device {
-#if defined(GPUBOOK_CHECK)
-// Check mode: one uninstrumented call per coordinate (abi.h, gpubook_rt_coord).
+// The block's coordinates come from an uninstrumented `const` call (abi.h, gpubook_rt_coord): the
+// compiler asks once a thread, and in fast mode's block loop once a loop.
 #define GPUBOOK_COORDS(first) gpubook_rt_coord(first), gpubook_rt_coord(first + 1), gpubook_rt_coord(first + 2)
+#if defined(GPUBOOK_CHECK)
+// Check mode: threadIdx the same way (an inline read would cost a memory-check hook a field).
 static __forceinline__ uint3 thread_idx() { return uint3{GPUBOOK_COORDS(GPUBOOK_THREAD_IDX)}; }
-static __forceinline__ uint3 block_idx() { return uint3{GPUBOOK_COORDS(GPUBOOK_BLOCK_IDX)}; }
-static __forceinline__ dim3 block_dim() { return dim3(GPUBOOK_COORDS(GPUBOOK_BLOCK_DIM)); }
-static __forceinline__ dim3 grid_dim() { return dim3(GPUBOOK_COORDS(GPUBOOK_GRID_DIM)); }
-#undef GPUBOOK_COORDS
 #else
 // Fast mode: threadIdx is a thread-local copy (abi.h, gpubook_coords), which a block loop keeps
-// up to date and the compiler reads back from what the loop just stored. The block's coordinates
-// come from the `const` call: the compiler asks once a block loop (they cannot change in one).
+// up to date and the compiler reads back from what the loop just stored.
 static __forceinline__ uint3 thread_idx() {
     const gpubook_dim3 d = gpubook_current_coords.thread_idx;
     return uint3{d.x, d.y, d.z};
 }
-#define GPUBOOK_COORDS(first) gpubook_rt_coord(first), gpubook_rt_coord(first + 1), gpubook_rt_coord(first + 2)
+#endif
 static __forceinline__ uint3 block_idx() { return uint3{GPUBOOK_COORDS(GPUBOOK_BLOCK_IDX)}; }
 static __forceinline__ dim3 block_dim() { return dim3(GPUBOOK_COORDS(GPUBOOK_BLOCK_DIM)); }
 static __forceinline__ dim3 grid_dim() { return dim3(GPUBOOK_COORDS(GPUBOOK_GRID_DIM)); }
 #undef GPUBOOK_COORDS
-#endif
 } // namespace device
 } // namespace gpubook
 

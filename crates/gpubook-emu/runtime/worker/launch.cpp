@@ -134,19 +134,15 @@ Worker& worker_at(int index) {
 int worker_count() { return g_worker_count.load(); }
 
 namespace {
-template <class F> uint64_t sum_workers(F field) {
+uint64_t sum_workers(std::atomic<uint64_t> Worker::*field) {
     uint64_t sum = 0;
-    for (int i = 0, n = g_worker_count.load(); i < n; i++) sum += field(*g_workers[i]).load(std::memory_order_relaxed);
+    for (int i = 0, n = g_worker_count.load(); i < n; i++) sum += ((*g_workers[i]).*field).load(std::memory_order_relaxed);
     return sum;
 }
 } // namespace
 
-uint64_t launch_resident() {
-    return sum_workers([](Worker& w) -> std::atomic<uint64_t>& { return w.resident_blocks; });
-}
-uint64_t launch_blocks_done() {
-    return sum_workers([](Worker& w) -> std::atomic<uint64_t>& { return w.finished_blocks; });
-}
+uint64_t launch_resident() { return sum_workers(&Worker::resident_blocks); }
+uint64_t launch_blocks_done() { return sum_workers(&Worker::finished_blocks); }
 
 void set_launch_timeout_ms(uint64_t ms) { g_timeout_ms = ms; }
 

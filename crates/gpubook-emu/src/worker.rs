@@ -304,8 +304,15 @@ impl Worker {
 
 impl Drop for Worker {
     fn drop(&mut self) {
-        // Closing stdin tells a healthy worker to exit; kill() covers one that is stuck.
+        // QUIT tells a healthy worker to exit; kill() covers one that is stuck. A worker run under
+        // a profiler (valgrind's callgrind) needs time to write its profile: GPUBOOK_EMU_QUIT_GRACE_MS.
         let _ = self.stdin.write_all(b"QUIT\n");
+        let _ = self.stdin.flush();
+        let grace = std::env::var("GPUBOOK_EMU_QUIT_GRACE_MS").ok().and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
+        let until = std::time::Instant::now() + std::time::Duration::from_millis(grace);
+        while std::time::Instant::now() < until && self.alive() {
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
         self.kill();
     }
 }

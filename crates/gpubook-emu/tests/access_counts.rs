@@ -77,6 +77,27 @@ fn coalesced_and_strided_loads() {
 }
 
 #[test]
+fn lanes_out_of_address_order_and_in_two_buffers() {
+    let dev = device();
+    let m = module(&dev);
+    let n = 1024usize;
+    let (a, b) = (buffer(&dev, "a", &vec![1.0; n]), buffer(&dev, "b", &vec![2.0; n]));
+    let out = dev.alloc(n * 4, 4, "out").unwrap();
+    // Reversed lanes read the same 128 aligned bytes a warp as in order: 4 sectors, no waste.
+    let c = counts(&dev, &m, "copy_reversed", [4, 1], [256, 1], &[arg(a), arg(out), arg(n as i32)]);
+    assert_eq!(c.global.loads, global(32, 4096, 32 * 4));
+    assert_eq!(c.buffers[0].loads, global(32, 4096, 32 * 4));
+    // Half a warp's lanes read 16 of `a`'s floats (every other one of 32: 4 sectors), the other
+    // half 16 of `b`'s: 8 sectors a warp in all, however the compiler splits the loads.
+    let c = counts(&dev, &m, "interleave", [4, 1], [256, 1], &[arg(a), arg(b), arg(out), arg(n as i32)]);
+    assert_eq!((c.global.loads.bytes, c.global.loads.unique_bytes, c.global.loads.sectors), (4096, 4096, 32 * 8));
+    for label in ["a", "b"] {
+        let t = c.buffers.iter().find(|t| t.label == label).expect("the buffer's tally");
+        assert_eq!((t.loads.bytes, t.loads.unique_bytes, t.loads.sectors), (2048, 2048, 32 * 4), "{label}");
+    }
+}
+
+#[test]
 fn a_float4_is_one_access_of_16_bytes() {
     let dev = device();
     let m = module(&dev);

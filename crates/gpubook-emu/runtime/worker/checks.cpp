@@ -31,7 +31,7 @@ const char* kind(bool write) { return write ? "write" : "read"; }
     fail_block(w, std::move(d));
 }
 
-[[noreturn]] void report_global(Worker& w, uintptr_t a, size_t n, bool write, uintptr_t pc) {
+[[noreturn]] __attribute__((noinline, cold)) void report_global(Worker& w, uintptr_t a, size_t n, bool write, uintptr_t pc) {
     Diagnostic d;
     d.cls = "out_of_bounds";
     const Buffer* in = g_arena.find(a, 1);
@@ -57,7 +57,7 @@ const char* kind(bool write) { return write ? "write" : "read"; }
     fail_here(w, std::move(d), pc);
 }
 
-[[noreturn]] void report_shared(Worker& w, uintptr_t a, size_t n, bool write, uintptr_t pc) {
+[[noreturn]] __attribute__((noinline, cold)) void report_shared(Worker& w, uintptr_t a, size_t n, bool write, uintptr_t pc) {
     Diagnostic d;
     d.cls = "out_of_bounds";
     const SharedVar* v = w.blk->shared.nearest(a);
@@ -89,7 +89,7 @@ size_t alignment_of(uintptr_t a) {
     return al;
 }
 
-[[noreturn]] void report_misaligned(Worker& w, uintptr_t a, size_t n, bool write, bool shared, uintptr_t pc) {
+[[noreturn]] __attribute__((noinline, cold)) void report_misaligned(Worker& w, uintptr_t a, size_t n, bool write, bool shared, uintptr_t pc) {
     Diagnostic d;
     d.cls = "misaligned";
     std::string where;
@@ -140,12 +140,22 @@ void check_access(uintptr_t a, size_t n, unsigned f, uintptr_t pc) {
     if (g_arena.contains(a)) {
         shared = false;
         w->last_access_pc = pc;
-        // Buffers do not change during a launch: most accesses hit the one before's buffer.
-        buf = w->last_buffer;
-        if (!buf || a < buf->addr || a + n > buf->addr + buf->bytes) {
+        // Buffers do not change during a launch: most accesses hit a buffer one of the last few
+        // accesses hit (a kernel takes turns between its inputs and outputs).
+        const Buffer** hot = w->last_buffers;
+        buf = nullptr;
+        for (unsigned k = 0; k < kHotBuffers; k++) {
+            const Buffer* h = hot[k];
+            if (h && a >= h->addr && a + n <= h->addr + h->bytes) {
+                buf = h;
+                break;
+            }
+        }
+        if (!buf) {
             buf = g_arena.find(a, n);
             if (!buf) report_global(*w, a, n, write, pc);
-            w->last_buffer = buf;
+            for (unsigned k = kHotBuffers - 1; k > 0; k--) hot[k] = hot[k - 1];
+            hot[0] = buf;
         }
         if (misaligned(a, n, f)) report_misaligned(*w, a, n, write, false, pc);
         // An atomic that reads (all but exchange and store) was checked by its caller.
@@ -154,7 +164,7 @@ void check_access(uintptr_t a, size_t n, unsigned f, uintptr_t pc) {
     } else if (b.shared.contains(a)) {
         shared = true;
         w->last_access_pc = pc;
-        if (!b.shared.find(a, n)) report_shared(*w, a, n, write, pc);
+        if (!b.shared.holds(a, n)) report_shared(*w, a, n, write, pc);
         if (misaligned(a, n, f)) report_misaligned(*w, a, n, write, true, pc);
     } else {
         return; // the thread's stack, a host global: not device memory

@@ -49,7 +49,48 @@ BufferTally& tally_for(LaunchCounts& c, const Buffer* b) {
     return c.buffers.back();
 }
 
+// The usual request: its lanes in address order (lane i's address at or above lane i-1's), in
+// one buffer. Counts it in one pass and returns true; false leaves it to finish_global.
+bool finish_global_in_order(LaunchCounts& c, const Request& r) {
+    const Buffer* buffer = nullptr;
+    bool any = false;
+    unsigned lanes = 0;
+    uintptr_t prev = 0, covered = 0, last_sector = 0; // bytes below `covered` are counted
+    uint64_t unique = 0, sectors = 0;
+    for (unsigned l = 0; l < 32; l++) {
+        if (!(r.lanes >> l & 1)) continue;
+        uintptr_t a = r.addr[l], end = a + r.size;
+        if (!any) {
+            buffer = r.buffer[l];
+            covered = a;
+            last_sector = a / 32 - 1; // a sector number below the first
+        } else if (r.buffer[l] != buffer || a < prev) {
+            return false;
+        }
+        any = true;
+        prev = a;
+        lanes++;
+        if (end > covered) {
+            unique += end - std::max(a, covered);
+            covered = end;
+        }
+        uintptr_t s0 = std::max(a / 32, last_sector + 1), s1 = (end - 1) / 32;
+        if (s1 >= s0) {
+            sectors += s1 - s0 + 1;
+            last_sector = s1;
+        }
+    }
+    uint64_t bytes = uint64_t(lanes) * r.size;
+    add(r.write ? c.global_stores : c.global_loads, bytes, unique, sectors);
+    if (buffer) {
+        BufferTally& t = tally_for(c, buffer);
+        add(r.write ? t.stores : t.loads, bytes, unique, sectors);
+    }
+    return true;
+}
+
 void finish_global(LaunchCounts& c, const Request& r) {
+    if (finish_global_in_order(c, r)) return;
     // (buffer, sector) pairs: a lane's access may straddle two sectors.
     std::pair<const Buffer*, uintptr_t> secs[64];
     unsigned n = 0, lanes = 0;
@@ -80,9 +121,16 @@ void finish_global(LaunchCounts& c, const Request& r) {
     }
 }
 
-void finish_shared(LaunchCounts& c, const Request& r) {
-    // Banks are 4 bytes wide, 32 of them; a wavefront serves one word per bank. Lanes reading
-    // the same word share it (a broadcast), so only distinct words count.
+void add_shared(LaunchCounts& c, const Request& r, unsigned lanes, unsigned most, unsigned distinct) {
+    SharedTally& t = r.write ? c.shared_stores : c.shared_loads;
+    t.requests++;
+    t.bytes += uint64_t(lanes) * r.size;
+    t.wavefronts += most;
+    t.ideal_wavefronts += std::max(1u, (distinct + 31) / 32);
+}
+
+// Any request: every word each lane touches, sorted, distinct words per bank.
+void finish_shared_words(LaunchCounts& c, const Request& r) {
     uintptr_t words[128];
     unsigned n = 0, lanes = 0;
     for (unsigned l = 0; l < 32; l++) {
@@ -96,11 +144,33 @@ void finish_shared(LaunchCounts& c, const Request& r) {
     unsigned per_bank[32] = {};
     unsigned most = 0;
     for (unsigned i = 0; i < distinct; i++) most = std::max(most, ++per_bank[words[i] % 32]);
-    SharedTally& t = r.write ? c.shared_stores : c.shared_loads;
-    t.requests++;
-    t.bytes += uint64_t(lanes) * r.size;
-    t.wavefronts += most;
-    t.ideal_wavefronts += std::max(1u, (distinct + 31) / 32);
+    add_shared(c, r, lanes, most, distinct);
+}
+
+void finish_shared(LaunchCounts& c, const Request& r) {
+    // Banks are 4 bytes wide, 32 of them; a wavefront serves one word per bank. Lanes reading
+    // the same word share it (a broadcast), so only distinct words count. Most requests are
+    // one aligned word a lane with no two words in a bank (consecutive, broadcast, or lanes
+    // repeating each other's words): one pass sees that; anything else takes the sort.
+    if (r.size != 4) return finish_shared_words(c, r);
+    constexpr uintptr_t kNone = UINTPTR_MAX; // no word index is this
+    uintptr_t in_bank[32];
+    std::fill(in_bank, in_bank + 32, kNone);
+    unsigned lanes = 0, distinct = 0;
+    for (unsigned l = 0; l < 32; l++) {
+        if (!(r.lanes >> l & 1)) continue;
+        if (r.addr[l] & 3) return finish_shared_words(c, r);
+        uintptr_t w = r.addr[l] / 4;
+        uintptr_t& seen = in_bank[w % 32];
+        if (seen == kNone) {
+            seen = w;
+            distinct++;
+        } else if (seen != w) {
+            return finish_shared_words(c, r); // a bank conflict: count it exactly
+        }
+        lanes++;
+    }
+    add_shared(c, r, lanes, distinct ? 1 : 0, distinct);
 }
 
 void finish(LaunchCounts& c, const Request& r) {
@@ -137,10 +207,10 @@ size_t site_for(BlockCounts& bc, unsigned warp, uintptr_t key) {
     for (size_t i = h & mask;; i = (i + 1) & mask) {
         int32_t at = bc.table[i];
         if (at < 0) {
-            if ((bc.sites.size() + 1) * 2 > bc.table.size()) { // grow, then look again
+            if ((bc.used + 1) * 2 > bc.table.size()) { // grow, then look again
                 std::vector<int32_t> bigger(bc.table.size() * 2, -1);
                 size_t m2 = bigger.size() - 1;
-                for (size_t k = 0; k < bc.sites.size(); k++) {
+                for (size_t k = 0; k < bc.used; k++) {
                     const Site& s = bc.sites[k];
                     size_t h2 = (s.key * 0x9E3779B97F4A7C15ull + s.warp * 0xC2B2AE3D27D4EB4Full) >> 20;
                     size_t j = h2 & m2;
@@ -150,13 +220,16 @@ size_t site_for(BlockCounts& bc, unsigned warp, uintptr_t key) {
                 bc.table.swap(bigger);
                 return site_for(bc, warp, key);
             }
-            bc.table[i] = int32_t(bc.sites.size());
-            bc.sites.emplace_back();
-            Site& s = bc.sites.back();
+            bc.table[i] = int32_t(bc.used);
+            if (bc.used == bc.sites.size()) bc.sites.emplace_back();
+            Site& s = bc.sites[bc.used++]; // an earlier block's keeps its requests' memory
+            s.open.clear();
+            s.head = 0;
+            s.retired = 0;
             s.key = key;
             s.warp = warp;
             std::fill(s.occurrences, s.occurrences + 32, 0u);
-            return bc.sites.size() - 1;
+            return bc.used - 1;
         }
         const Site& s = bc.sites[size_t(at)];
         if (s.key == key && s.warp == warp) return size_t(at);
@@ -217,9 +290,11 @@ void write_threads(Json& j, const char* key, const ThreadCounts& t) {
 
 } // namespace
 
-void BlockCounts::reset() {
-    sites.clear();
+void BlockCounts::reset(unsigned warps) {
+    used = 0;
     if (!table.empty()) std::fill(table.begin(), table.end(), -1);
+    memos.resize(warps);
+    for (SiteMemo& m : memos) std::fill(m.key, m.key + kSiteMemos, uintptr_t(0)); // 0: no key has it
 }
 
 void counts_begin_launch(Launch& l) {
@@ -228,36 +303,52 @@ void counts_begin_launch(Launch& l) {
     m.global_loads = m.global_stores = m.shared_loads = m.shared_stores = m.atomics = m.barriers = UINT64_MAX;
 }
 
+namespace {
+
+// A lane that comes to a request already finished (it ran the instruction much later than
+// its warp's other lanes): the request is counted again with this lane alone.
+__attribute__((noinline)) void count_late(LaunchCounts& c, uintptr_t addr, size_t n, bool write, bool shared,
+                                          const Buffer* buffer, unsigned lane) {
+    Request late;
+    late.size = uint32_t(n);
+    late.write = write;
+    late.shared = shared;
+    late.lanes = 1u << lane;
+    late.addr[lane] = addr;
+    late.buffer[lane] = buffer;
+    finish(c, late);
+}
+
+size_t site_of(BlockCounts& bc, unsigned warp, uintptr_t key) {
+    SiteMemo& m = bc.memos[warp];
+    unsigned slot = site_memo_slot(key);
+    if (__builtin_expect(m.key[slot] == key, 1)) return m.index[slot];
+    size_t at = site_for(bc, warp, key);
+    m.key[slot] = key;
+    m.index[slot] = uint32_t(at);
+    return at;
+}
+
+} // namespace
+
 void counts_access(Launch& l, Block& b, Thread& t, uintptr_t addr, size_t n, bool write, bool shared,
                    const Buffer* buffer, uintptr_t pc) {
     if (shared) (write ? t.chk->counts.shared_stores : t.chk->counts.shared_loads)++;
     else (write ? t.chk->counts.global_stores : t.chk->counts.global_loads)++;
     unsigned warp = t.linear / kWarpSize, lane = t.linear % kWarpSize;
     uintptr_t key = (pc << 1) | (shared ? 1 : 0);
-    ThreadChecks& c = *t.chk;
-    size_t at = kSiteMemos;
-    for (unsigned k = 0; k < kSiteMemos; k++)
-        if (c.site_key[k] == key) at = k;
-    if (at < kSiteMemos) {
-        at = c.site_index[at];
-    } else {
-        at = site_for(b.counts, warp, key);
-        c.site_key[c.site_next] = key;
-        c.site_index[c.site_next] = uint32_t(at);
-        c.site_next = (c.site_next + 1) % kSiteMemos;
-    }
-    Site& s = b.counts.sites[at];
+    Site& s = b.counts.sites[site_of(b.counts, warp, key)];
     uint32_t occ = s.occurrences[lane]++;
-    Request late;
-    Request* r = &late;
-    if (occ >= s.retired) {
-        size_t idx = s.head + (occ - s.retired);
-        while (s.open.size() <= idx) { // lanes that skipped an occurrence leave it empty
-            s.open.emplace_back();
-            s.open.back().occurrence = s.retired + uint32_t(s.open.size() - 1 - s.head);
-        }
-        r = &s.open[idx];
+    if (__builtin_expect(occ < s.retired, 0)) {
+        count_late(l.counts, addr, n, write, shared, buffer, lane);
+        return;
     }
+    size_t idx = s.head + (occ - s.retired);
+    while (s.open.size() <= idx) { // lanes that skipped an occurrence leave it empty
+        s.open.emplace_back();
+        s.open.back().occurrence = s.retired + uint32_t(s.open.size() - 1 - s.head);
+    }
+    Request* r = &s.open[idx];
     if (!r->lanes) {
         r->size = uint32_t(n);
         r->write = write;
@@ -266,8 +357,7 @@ void counts_access(Launch& l, Block& b, Thread& t, uintptr_t addr, size_t n, boo
     r->lanes |= 1u << lane;
     r->addr[lane] = addr;
     r->buffer[lane] = buffer;
-    if (r == &late) finish(l.counts, late); // its request was finished before this lane came
-    else retire_front(l.counts, s, live_lanes(b, warp));
+    retire_front(l.counts, s, live_lanes(b, warp));
 }
 
 void counts_atomic(Launch& l, Thread& t, bool shared, const Buffer* buffer) {
@@ -281,7 +371,8 @@ void counts_atomic(Launch& l, Thread& t, bool shared, const Buffer* buffer) {
 }
 
 void counts_converged(Launch& l, Block& b, int warp) {
-    for (Site& s : b.counts.sites) {
+    for (size_t k = 0; k < b.counts.used; k++) {
+        Site& s = b.counts.sites[k];
         if (warp >= 0 && s.warp != unsigned(warp)) continue;
         for (size_t i = s.head; i < s.open.size(); i++)
             if (s.open[i].lanes) finish(l.counts, s.open[i]);

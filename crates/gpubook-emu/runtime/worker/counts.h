@@ -83,10 +83,21 @@ struct Site {
     uint32_t newest() const { return retired + uint32_t(open.size() - head); }
 };
 
+// Per warp, the sites its lanes used lately, by a hash of the key: a warp's accesses cycle
+// through a few instructions, so most find their site here instead of in the block's table.
+constexpr unsigned kSiteMemos = 32;
+struct SiteMemo {
+    uintptr_t key[kSiteMemos];
+    uint32_t index[kSiteMemos];
+};
+inline unsigned site_memo_slot(uintptr_t key) { return unsigned((key ^ (key >> 5)) % kSiteMemos); }
+
 struct BlockCounts {
-    std::vector<Site> sites;
+    std::vector<Site> sites; // the first `used` are this block's; the rest wait to be reused
+    size_t used = 0;
     std::vector<int32_t> table; // open addressing: (warp, key) -> index into sites, -1 empty
-    void reset();
+    std::vector<SiteMemo> memos; // per warp
+    void reset(unsigned warps);
 };
 
 void counts_begin_launch(Launch& l);

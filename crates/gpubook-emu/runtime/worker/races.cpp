@@ -60,14 +60,22 @@ std::unordered_map<uintptr_t, Clock> g_sync;
 
 unsigned thread_of(const Access& a) { return unsigned(a.who & kThreadMask) - 1; }
 
-bool conflicts(const Access& prev, const Access& cur, bool shared, const Block& b) {
+// Whether `prev`, by another block, is unordered with the current access (global memory only).
+__attribute__((noinline)) bool unordered_across_blocks(const Access& prev, bool shared, const Block& b) {
+    return !shared && b.acquired.get(prev.block) < prev.clock;
+}
+
+// Inlined: it runs up to three times for every access (most return at the first tests).
+__attribute__((always_inline)) inline bool conflicts(const Access& prev, const Access& cur, bool shared,
+                                                     const Block& b) {
     if (!prev.who) return false;
+    // The usual exit first: an access of this block before the last __syncthreads().
+    if (prev.block == cur.block && prev.epoch != cur.epoch) return false;
     if (!((prev.who | cur.who) & kWrite)) return false;
     if (!(prev.bytes & cur.bytes)) return false;
     if ((prev.who & kSync) && (cur.who & kSync)) return false;
-    if (prev.block != cur.block) return !shared && b.acquired.get(prev.block) < prev.clock;
+    if (prev.block != cur.block) return unordered_across_blocks(prev, shared, b);
     if (thread_of(prev) == thread_of(cur)) return false;
-    if (prev.epoch != cur.epoch) return false;
     bool same_warp = thread_of(prev) / kWarpSize == thread_of(cur) / kWarpSize;
     return !(same_warp && prev.warp_epoch != cur.warp_epoch);
 }
@@ -92,7 +100,7 @@ const char* verb(const Access& x, bool past) {
     return wr ? (past ? "wrote" : "writes") : (past ? "read" : "reads");
 }
 
-[[noreturn]] void report(Worker& w, const Access& prev, const Access& cur, uintptr_t addr, bool shared) {
+[[noreturn]] __attribute__((noinline, cold)) void report(Worker& w, const Access& prev, const Access& cur, uintptr_t addr, bool shared) {
     const Launch& l = *w.launch;
     const Block& b = *w.blk;
     unsigned me[3], other[3], other_block[3];
@@ -138,7 +146,7 @@ const char* verb(const Access& x, bool past) {
 }
 
 // Acquire and release through a synchronising access of a global word.
-void synchronise(Block& b, Thread& t, uintptr_t word, unsigned f) {
+__attribute__((noinline)) void synchronise(Block& b, Thread& t, uintptr_t word, unsigned f) {
     bool write = f & kAccessWrite, reads = !write || (f & kAccessRmw);
     if (reads) {
         auto it = g_sync.find(word);
@@ -302,23 +310,28 @@ void race_check(Worker& w, uintptr_t addr, size_t n, unsigned f, uintptr_t pc, b
     cur.warp_epoch = b.warps[t.linear / kWarpSize].epoch;
     cur.who = uint16_t((t.linear + 1) | (write ? kWrite : 0) | ((f & kAccessSync) ? kSync : 0));
     cur.pc = uint32_t(pc - w.launch->module_base);
+    bool one_word = first == last;
     for (size_t i = first; i <= last; i++) {
         Word& s = table[i];
         if (s.generation != generation) {
             s = Word();
             s.generation = generation;
         }
-        uintptr_t word_addr = base + i * 4;
-        uintptr_t at = word_addr < addr ? addr : word_addr;
-        uintptr_t end = addr + n < word_addr + 4 ? addr + n : word_addr + 4;
-        cur.bytes = uint8_t(((1u << (end - at)) - 1) << (at - word_addr));
+        uintptr_t word_addr = base + i * 4, at = addr;
+        if (one_word && n == 4) {
+            cur.bytes = 0xf; // an aligned 4-byte access, the common case
+        } else {
+            at = word_addr < addr ? addr : word_addr;
+            uintptr_t end = addr + n < word_addr + 4 ? addr + n : word_addr + 4;
+            cur.bytes = uint8_t(((1u << (end - at)) - 1) << (at - word_addr));
+        }
         if (conflicts(s.write, cur, shared, b)) report(w, s.write, cur, at, shared);
         if (write) {
             if (conflicts(s.read1, cur, shared, b)) report(w, s.read1, cur, at, shared);
             if (conflicts(s.read2, cur, shared, b)) report(w, s.read2, cur, at, shared);
             s.write = cur;
-        } else if (s.read1.who && s.read1.block == cur.block && thread_of(s.read1) == t.linear) {
-            s.read1 = cur;
+        } else if ((s.read1.who & kThreadMask) == (cur.who & kThreadMask) && s.read1.block == cur.block) {
+            s.read1 = cur; // the same thread read it last: one entry keeps it
         } else {
             s.read2 = s.read1;
             s.read1 = cur;

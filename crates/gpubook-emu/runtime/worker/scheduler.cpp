@@ -286,7 +286,7 @@ void prepare_block(Block& b, Launch& l, uint64_t linear, bool over_capacity) {
     b.shared.begin_block(l.dynamic_shared_bytes);
     if (l.mode == Mode::Check) {
         races_begin_block(b);
-        b.counts.reset();
+        b.counts.reset((b.nthreads + kWarpSize - 1) / kWarpSize);
     }
     b.idle_spins = 0;
     b.stalled = false;
@@ -488,7 +488,7 @@ void run_blocks(Worker& w, Launch& l) {
     w.launch = &l;
     w.stall_mark = w.progress - 1;
     w.claimed_next = w.claimed_end = 0;
-    w.last_buffer = nullptr;
+    std::fill(w.last_buffers, w.last_buffers + kHotBuffers, nullptr);
     bool aborted = false;
     while (!l.failed.load(std::memory_order_relaxed)) {
         Block* b = pick(w, l);

@@ -106,7 +106,7 @@ struct SpinMemo {
     uint64_t value = 0;
 };
 constexpr unsigned kSpinMemos = 4;
-constexpr unsigned kSiteMemos = 4;
+constexpr unsigned kHotBuffers = 4;
 
 struct Fiber;
 struct Block;
@@ -115,11 +115,6 @@ struct Block;
 // a block's threads touch less memory in both modes.
 struct ThreadChecks {
     ThreadCounts counts;
-    // The access sites (counts.h) this thread used last: a thread's accesses cycle through a
-    // few instructions, so most find their site here instead of in the block's table.
-    uintptr_t site_key[kSiteMemos] = {};
-    uint32_t site_index[kSiteMemos] = {};
-    unsigned site_next = 0;
     unsigned slice_accesses = 0; // device-memory accesses since it last yielded or started
     uint32_t release_clock = 0;  // its block's clock at its last __threadfence (0: none yet)
     SpinMemo spin[kSpinMemos];
@@ -231,7 +226,7 @@ struct Worker {
     std::atomic<bool> sampled{false};
     std::atomic<bool> in_block{false};
     uintptr_t last_access_pc = 0;     // check mode: the kernel's most recent memory access
-    const Buffer* last_buffer = nullptr; // check mode: the buffer it was in (this launch)
+    const Buffer* last_buffers[kHotBuffers] = {}; // check mode: buffers accesses hit lately (this launch)
     char* signal_stack = nullptr;
 };
 

@@ -106,3 +106,17 @@ extern "C" __global__ void stage_vec4(const float4* in, float4* out, int n4) {
     __syncthreads();
     if (i < n4) out[i] = tile[threadIdx.x];
 }
+
+// Each warp reads its 32 floats in reverse lane order: the same sectors as copy_coalesced, but
+// the lanes' addresses fall as the lane number rises.
+extern "C" __global__ void copy_reversed(const float* in, float* out, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = in[n - 1 - i];
+}
+
+// Odd lanes read `a`, even lanes `b`, through one pointer: a warp's loads touch two buffers.
+extern "C" __global__ void interleave(const float* a, const float* b, float* out, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    const float* from = (i & 1) ? a : b;
+    if (i < n) out[i] = from[i];
+}

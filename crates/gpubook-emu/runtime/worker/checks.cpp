@@ -128,7 +128,9 @@ void report_unwritten(Worker& w, uintptr_t a, size_t n, uintptr_t pc) {
     fail_here(w, std::move(d), pc);
 }
 
-void check_access(uintptr_t a, size_t n, unsigned f, uintptr_t pc) {
+// Every checked load and store comes here: `flatten` (with the worker's -flto) inlines the race
+// check and the access counts, which live in their own files, into this one function.
+__attribute__((flatten)) void check_access(uintptr_t a, size_t n, unsigned f, uintptr_t pc) {
     Worker* w = tls_worker;
     if (!w || !w->blk || !n) return;
     Block& b = *w->blk;

@@ -80,6 +80,33 @@ fn vector_add_round_trip_in_both_modes() {
     }
 }
 
+/// A g++ built without its LTO plugin (the H200 machine's said "could not run lto-wrapper")
+/// still builds the worker, without link-time optimisation, and runs kernels in both modes.
+#[test]
+fn a_compiler_without_link_time_optimisation_still_builds_the_worker() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("no-lto");
+    let _ = std::fs::remove_dir_all(&dir); // a fresh cache: the worker is built here
+    std::fs::create_dir_all(&dir).unwrap();
+    let cxx = dir.join("g++-without-lto");
+    let script = "#!/bin/sh\nfor a in \"$@\"; do case \"$a\" in -flto*) echo 'lto-wrapper: fatal error: could not run lto-wrapper' >&2; exit 1;; esac; done\nexec g++ \"$@\"\n";
+    std::fs::write(&cxx, script).unwrap();
+    std::fs::set_permissions(&cxx, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let mut c = config();
+    c.cache_dir = dir.join("cache");
+    c.cxx = Some(cxx);
+    let dev = EmuDevice::new(0, c).expect("a device whose worker is built without LTO");
+    let module = dev.load_module(&kernel("vector_add.cu")).unwrap();
+    let n = 300usize;
+    let a: Vec<f32> = (0..n).map(|i| i as f32).collect();
+    let (da, db) = (upload(&dev, "a", &a), upload(&dev, "b", &a));
+    for mode in [Mode::Check, Mode::Fast] {
+        let dc = dev.alloc(n * 4, 4, "c").unwrap();
+        dev.launch(&module, "vector_add", &spec(2, 256, 0, mode), &[arg(da), arg(db), arg(dc), arg(n as i32)]).unwrap();
+        assert_eq!(download(&dev, dc, n), a.iter().map(|x| 2.0 * x).collect::<Vec<f32>>(), "{mode} mode");
+    }
+}
+
 #[test]
 fn reductions_with_static_and_dynamic_shared_memory() {
     let dev = device();

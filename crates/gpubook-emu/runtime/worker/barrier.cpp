@@ -8,6 +8,10 @@ namespace {
 
 // Check mode: all threads must wait at the same __syncthreads() (the same source line).
 void check_same_call_site(Worker& w, Block& b) {
+    // The usual case, without building the lists the message needs.
+    bool same = true;
+    for (unsigned i = 1; i < b.nthreads && same; i++) same = b.threads[i].wait_line == b.threads[0].wait_line;
+    if (same) return;
     const unsigned* dim = w.launch->block;
     uintptr_t pc0 = 0;
     int line0 = 0;

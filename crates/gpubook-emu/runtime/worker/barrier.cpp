@@ -2,16 +2,15 @@
 #include "races.h"
 #include "worker.h"
 
+#include <cstring>
+
 namespace gpubook::rt {
 
 namespace {
 
 // Check mode: all threads must wait at the same __syncthreads() (the same source line).
 void check_same_call_site(Worker& w, Block& b) {
-    // The usual case, without building the lists the message needs.
-    bool same = true;
-    for (unsigned i = 1; i < b.nthreads && same; i++) same = b.threads[i].wait_line == b.threads[0].wait_line;
-    if (same) return;
+    if (!b.barrier_mixed) return; // each arrival compared its line with the first's
     const unsigned* dim = w.launch->block;
     uintptr_t pc0 = 0;
     int line0 = 0;
@@ -52,6 +51,7 @@ void release_barrier(Worker& w, Block& b) {
         check_same_call_site(w, b);
         counts_converged(l, b, -1);
     }
+    b.barrier_mixed = false;
     int result = 0;
     switch (b.barrier_kind) {
     case GPUBOOK_BAR_COUNT:
@@ -71,9 +71,16 @@ void release_barrier(Worker& w, Block& b) {
     b.barrier_epoch++;
     b.idle_spins = 0;
     w.progress++;
-    for (unsigned i = 0; i < b.nthreads; i++) {
-        b.threads[i].barrier_result = result;
-        make_ready(b, b.threads[i]);
+    // A plain __syncthreads() returns nothing: only the _count/_and/_or variants need a result.
+    if (b.barrier_kind != GPUBOOK_BAR_SYNC)
+        for (unsigned i = 0; i < b.nthreads; i++) b.threads[i].barrier_result = result;
+    if (b.ready_count == 0) { // every thread waited here: all ready, in order
+        std::memset(b.states, int(ThreadState::Ready), b.nthreads);
+        for (unsigned i = 0; i < b.nthreads; i++) b.ready[i] = i;
+        b.ready_head = 0;
+        b.ready_count = b.nthreads;
+    } else {
+        for (unsigned i = 0; i < b.nthreads; i++) make_ready(b, b.threads[i]);
     }
 }
 
@@ -88,7 +95,12 @@ extern "C" int gpubook_rt_syncthreads(int kind, int pred, int line) {
     loop_break(w);
     Block& b = *w.blk;
     Thread& t = *w.current;
-    if (b.at_barrier == 0) b.barrier_kind = kind;
+    if (b.at_barrier == 0) {
+        b.barrier_kind = kind;
+        b.barrier_line = line;
+    } else if (line != b.barrier_line) {
+        b.barrier_mixed = true;
+    }
     state(t) = ThreadState::AtBarrier;
     t.wait_pc = call_site(__builtin_return_address(0));
     t.wait_line = line;

@@ -14,7 +14,6 @@ namespace {
 // apart (the scheduler makes a thread yield every kLockstepAccesses, see checks.cpp), so a
 // request this old has every lane it will ever get (the others skipped the instruction).
 constexpr uint32_t kMaxAge = 1024;
-constexpr size_t kInitialTable = 256;
 
 void add(GlobalTally& t, uint64_t bytes, uint64_t unique, uint64_t sectors) {
     t.requests++;
@@ -200,40 +199,59 @@ void retire_front(LaunchCounts& c, Site& s, unsigned live) {
     compact(s);
 }
 
-size_t site_for(BlockCounts& bc, unsigned warp, uintptr_t key) {
-    if (bc.table.empty()) bc.table.assign(kInitialTable, -1);
-    size_t mask = bc.table.size() - 1;
-    size_t h = (key * 0x9E3779B97F4A7C15ull + warp * 0xC2B2AE3D27D4EB4Full) >> 20;
-    for (size_t i = h & mask;; i = (i + 1) & mask) {
-        int32_t at = bc.table[i];
-        if (at < 0) {
-            if ((bc.used + 1) * 2 > bc.table.size()) { // grow, then look again
-                std::vector<int32_t> bigger(bc.table.size() * 2, -1);
-                size_t m2 = bigger.size() - 1;
-                for (size_t k = 0; k < bc.used; k++) {
-                    const Site& s = bc.sites[k];
-                    size_t h2 = (s.key * 0x9E3779B97F4A7C15ull + s.warp * 0xC2B2AE3D27D4EB4Full) >> 20;
-                    size_t j = h2 & m2;
-                    while (bigger[j] >= 0) j = (j + 1) & m2;
-                    bigger[j] = int32_t(k);
-                }
-                bc.table.swap(bigger);
-                return site_for(bc, warp, key);
-            }
-            bc.table[i] = int32_t(bc.used);
-            if (bc.used == bc.sites.size()) bc.sites.emplace_back();
-            Site& s = bc.sites[bc.used++]; // an earlier block's keeps its requests' memory
-            s.open.clear();
-            s.head = 0;
-            s.retired = 0;
-            s.key = key;
-            s.warp = warp;
-            std::fill(s.occurrences, s.occurrences + 32, 0u);
-            return bc.used - 1;
+// A new site of this block for (warp, key), reusing an earlier block's Site and its memory.
+uint32_t new_site(BlockCounts& bc, unsigned warp, uintptr_t key) {
+    if (bc.used == bc.sites.size()) bc.sites.emplace_back();
+    Site& s = bc.sites[bc.used];
+    s.open.clear();
+    s.head = 0;
+    s.retired = 0;
+    s.key = key;
+    s.warp = warp;
+    std::fill(s.occurrences, s.occurrences + 32, 0u);
+    return uint32_t(bc.used++);
+}
+
+inline size_t id_hash(uintptr_t key, size_t mask) { return size_t((key * 0x9E3779B97F4A7C15ull) >> 32) & mask; }
+
+// The dense id of `key`, assigned on first sight.
+__attribute__((noinline)) uint32_t new_id(BlockCounts& bc, uintptr_t key) {
+    if ((bc.ids + 1) * 2 > bc.id_keys.size()) { // grow the table, keep the ids
+        std::vector<uintptr_t> keys(std::max<size_t>(64, bc.id_keys.size() * 2), 0);
+        std::vector<uint32_t> values(keys.size());
+        size_t mask = keys.size() - 1;
+        for (size_t i = 0; i < bc.id_keys.size(); i++) {
+            if (!bc.id_keys[i]) continue;
+            size_t j = id_hash(bc.id_keys[i], mask);
+            while (keys[j]) j = (j + 1) & mask;
+            keys[j] = bc.id_keys[i];
+            values[j] = bc.id_values[i];
         }
-        const Site& s = bc.sites[size_t(at)];
-        if (s.key == key && s.warp == warp) return size_t(at);
+        bc.id_keys.swap(keys);
+        bc.id_values.swap(values);
     }
+    size_t mask = bc.id_keys.size() - 1, i = id_hash(key, mask);
+    while (bc.id_keys[i]) i = (i + 1) & mask;
+    bc.id_keys[i] = key;
+    bc.id_values[i] = bc.ids;
+    if (bc.ids >= bc.stride) { // widen every warp's row of slots
+        uint32_t stride = std::max(16u, bc.stride * 2);
+        std::vector<SiteSlot> slots(size_t(bc.warps) * stride);
+        for (size_t wp = 0; wp < bc.warps; wp++)
+            std::copy_n(bc.slots.begin() + long(wp * bc.stride), bc.stride, slots.begin() + long(wp * stride));
+        bc.slots.swap(slots);
+        bc.stride = stride;
+    }
+    return bc.ids++;
+}
+
+inline uint32_t id_of(BlockCounts& bc, uintptr_t key) {
+    if (__builtin_expect(!bc.id_keys.empty(), 1)) {
+        size_t mask = bc.id_keys.size() - 1;
+        for (size_t i = id_hash(key, mask); bc.id_keys[i]; i = (i + 1) & mask)
+            if (bc.id_keys[i] == key) return bc.id_values[i];
+    }
+    return new_id(bc, key);
 }
 
 unsigned live_lanes(const Block& b, unsigned warp) {
@@ -290,11 +308,17 @@ void write_threads(Json& j, const char* key, const ThreadCounts& t) {
 
 } // namespace
 
-void BlockCounts::reset(unsigned warps) {
+void BlockCounts::reset(unsigned nwarps) {
     used = 0;
-    if (!table.empty()) std::fill(table.begin(), table.end(), -1);
-    memos.resize(warps);
-    for (SiteMemo& m : memos) std::fill(m.key, m.key + kSiteMemos, uintptr_t(0)); // 0: no key has it
+    if (nwarps != warps) {
+        warps = nwarps;
+        slots.assign(size_t(warps) * stride, SiteSlot());
+        generation = 0;
+    }
+    if (++generation == 0) { // wrapped: clear, so no slot is mistaken for this block's
+        std::fill(slots.begin(), slots.end(), SiteSlot());
+        generation = 1;
+    }
 }
 
 void counts_begin_launch(Launch& l) {
@@ -319,14 +343,14 @@ __attribute__((noinline)) void count_late(LaunchCounts& c, uintptr_t addr, size_
     finish(c, late);
 }
 
-size_t site_of(BlockCounts& bc, unsigned warp, uintptr_t key) {
-    SiteMemo& m = bc.memos[warp];
-    unsigned slot = site_memo_slot(key);
-    if (__builtin_expect(m.key[slot] == key, 1)) return m.index[slot];
-    size_t at = site_for(bc, warp, key);
-    m.key[slot] = key;
-    m.index[slot] = uint32_t(at);
-    return at;
+inline Site& site_of(BlockCounts& bc, unsigned warp, uintptr_t key) {
+    uint32_t id = id_of(bc, key);
+    SiteSlot& slot = bc.slots[size_t(warp) * bc.stride + id];
+    if (__builtin_expect(slot.generation != bc.generation, 0)) {
+        slot.site = new_site(bc, warp, key);
+        slot.generation = bc.generation;
+    }
+    return bc.sites[slot.site];
 }
 
 } // namespace
@@ -337,7 +361,7 @@ void counts_access(Launch& l, Block& b, Thread& t, uintptr_t addr, size_t n, boo
     else (write ? t.chk->counts.global_stores : t.chk->counts.global_loads)++;
     unsigned warp = t.linear / kWarpSize, lane = t.linear % kWarpSize;
     uintptr_t key = (pc << 1) | (shared ? 1 : 0);
-    Site& s = b.counts.sites[site_of(b.counts, warp, key)];
+    Site& s = site_of(b.counts, warp, key);
     uint32_t occ = s.occurrences[lane]++;
     if (__builtin_expect(occ < s.retired, 0)) {
         count_late(l.counts, addr, n, write, shared, buffer, lane);
@@ -357,7 +381,10 @@ void counts_access(Launch& l, Block& b, Thread& t, uintptr_t addr, size_t n, boo
     r->lanes |= 1u << lane;
     r->addr[lane] = addr;
     r->buffer[lane] = buffer;
-    retire_front(l.counts, s, live_lanes(b, warp));
+    // The front goes when every live lane joined it, or the queue is kMaxAge long (retire_front's
+    // two tests, made here first: most accesses retire nothing).
+    unsigned live = live_lanes(b, warp);
+    if ((s.open[s.head].lanes & live) == live || s.open.size() - s.head >= kMaxAge) retire_front(l.counts, s, live);
 }
 
 void counts_atomic(Launch& l, Thread& t, bool shared, const Buffer* buffer) {

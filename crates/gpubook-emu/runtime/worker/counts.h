@@ -83,20 +83,24 @@ struct Site {
     uint32_t newest() const { return retired + uint32_t(open.size() - head); }
 };
 
-// Per warp, the sites its lanes used lately, by a hash of the key: a warp's accesses cycle
-// through a few instructions, so most find their site here instead of in the block's table.
-constexpr unsigned kSiteMemos = 32;
-struct SiteMemo {
-    uintptr_t key[kSiteMemos];
-    uint32_t index[kSiteMemos];
+// A block's sites, found without a hash per access: each access instruction (key) gets a dense
+// id the first time any block of this Block object sees it (ids are names, kept across blocks
+// and launches), and (warp, id) indexes a slot that holds the warp's site. A slot is this
+// block's when its generation is the block's: a new block bumps the generation instead of
+// clearing the slots.
+struct SiteSlot {
+    uint32_t generation = 0;
+    uint32_t site = 0;
 };
-inline unsigned site_memo_slot(uintptr_t key) { return unsigned((key ^ (key >> 5)) % kSiteMemos); }
 
 struct BlockCounts {
     std::vector<Site> sites; // the first `used` are this block's; the rest wait to be reused
     size_t used = 0;
-    std::vector<int32_t> table; // open addressing: (warp, key) -> index into sites, -1 empty
-    std::vector<SiteMemo> memos; // per warp
+    std::vector<uintptr_t> id_keys; // open addressing: key -> id_values[i]; 0 is empty
+    std::vector<uint32_t> id_values;
+    uint32_t ids = 0;
+    std::vector<SiteSlot> slots; // slots[warp * stride + id]
+    uint32_t stride = 0, warps = 0, generation = 0;
     void reset(unsigned warps);
 };
 

@@ -37,8 +37,18 @@ thread_local Worker* tls_worker = nullptr;
 
 namespace {
 
+// The block whose coordinates gpubook_current_coords holds: a thread of the same block (the
+// usual switch, at a barrier) changes only threadIdx. prepare_block forgets it when it lays out
+// that Block again.
+thread_local const gpubook_block_view* tls_coords_block = nullptr;
+
 void set_coords(const gpubook_thread_view& v) {
+    if (v.block == tls_coords_block) {
+        gpubook_current_coords.thread_idx = v.thread_idx;
+        return;
+    }
     gpubook_current_coords = gpubook_coords{v.thread_idx, v.block->block_idx, v.block->block_dim, v.block->grid_dim};
+    tls_coords_block = v.block;
 }
 
 void set_current(Worker& w, Thread* t) {
@@ -254,6 +264,7 @@ std::vector<unsigned> threads_in(const Block& b, ThreadState s) {
 void prepare_block(Block& b, Launch& l, uint64_t linear, bool over_capacity) {
     unsigned c[3];
     linear_to_coords(linear, l.grid, c);
+    if (tls_coords_block == &b.view) tls_coords_block = nullptr;
     b.view.block_idx = gpubook_dim3{c[0], c[1], c[2]};
     b.view.block_dim = gpubook_dim3{l.block[0], l.block[1], l.block[2]};
     b.view.grid_dim = gpubook_dim3{l.grid[0], l.grid[1], l.grid[2]};
@@ -261,6 +272,7 @@ void prepare_block(Block& b, Launch& l, uint64_t linear, bool over_capacity) {
     b.nthreads = l.threads_per_block;
     b.next_unstarted = b.exited = b.at_barrier = b.parked = 0;
     b.barrier_epoch = 0;
+    b.barrier_mixed = false;
     b.ready_head = b.ready_count = 0;
     if (b.launch_id != l.id) { // thread coordinates are the same for every block of a launch
         b.launch_id = l.id;

@@ -156,6 +156,8 @@ struct Block {
     unsigned parked = 0; // at a barrier or in a warp collective
     uint32_t barrier_epoch = 0;
     int barrier_kind = 0;
+    int barrier_line = 0;       // the first arrival's __syncthreads() (check mode)
+    bool barrier_mixed = false; // a thread arrived at another one: check_same_call_site reports it
     Thread threads[kMaxBlockThreads];
     gpubook_thread_view views[kMaxBlockThreads]; // threads[i]'s coordinates, contiguous
     ThreadState states[kMaxBlockThreads];        // threads[i]'s state

@@ -17,17 +17,13 @@ use crate::source::Rewritten;
 
 include!(concat!(env!("OUT_DIR"), "/emu_files.rs"));
 
-/// Worker sources: every file with these extensions directly under `runtime/`.
+/// Worker sources: every file with these extensions directly under `runtime/worker/` (one object
+/// each). Files in its subfolders are parts of one of them: worker/access.cpp includes the
+/// access path (access/*.cpp) so that check_access inlines it without link-time optimisation.
 const WORKER_SOURCE_DIR: &str = "worker";
 const WORKER_SOURCE_EXTENSIONS: &[&str] = &["cpp", "cc", "c", "S"];
 /// Flags for the worker; `-rdynamic` exports the runtime's symbols to the kernels it dlopens.
 const WORKER_FLAGS: &[&str] = &["-std=c++17", "-O2", "-g", "-pthread", "-rdynamic", "-fno-exceptions", "-fno-rtti"];
-/// Link-time optimisation, where the compiler has it: check_access (checks.cpp, `flatten`)
-/// then inlines the race check and the access counts from their own files into the one
-/// function every checked load and store calls (13-17% fewer instructions in check mode,
-/// docs/measurements.md; the build takes 0.5 s more). A g++ built without its LTO plugin (the
-/// H200 machine's: "could not run lto-wrapper") builds the worker without it.
-const WORKER_LTO: &[&str] = &["-flto=auto"];
 const WORKER_LIBS: &[&str] = &["-ldl"];
 pub(crate) const WORKER_NAME: &str = "gpubook-emu-worker";
 
@@ -47,7 +43,7 @@ const MODULE_FLAGS: &[&str] = &[
     "c++",
 ];
 /// Check mode: every load and store becomes a call to the runtime's `__tsan_*` hooks
-/// (ThreadSanitizer's instrumentation without its runtime: checks.cpp defines the hooks).
+/// (ThreadSanitizer's instrumentation without its runtime: worker/access/checks.cpp defines the hooks).
 /// Volatile accesses get hooks of their own (a thread waiting for a flag), and calls are not
 /// instrumented. `-nodefaultlibs` keeps g++ from linking libtsan into the module (undefined
 /// symbols resolve in the worker, which loads the module); `-lgcc` brings back its helpers.
@@ -172,7 +168,7 @@ pub(crate) fn runtime(config: &EmuConfig, tc: &Toolchain) -> Result<Runtime, Emu
         h.add(path.as_bytes()).add(bytes);
     }
     h.add(tc.cxx.as_os_str().as_encoded_bytes()).add(tc.version.as_bytes());
-    for f in WORKER_FLAGS.iter().chain(WORKER_LTO).chain(WORKER_LIBS) {
+    for f in WORKER_FLAGS.iter().chain(WORKER_LIBS) {
         h.add(f.as_bytes());
     }
     let dir = config.cache_dir.join(format!("emu-runtime-{}", h.hex()));
@@ -207,13 +203,9 @@ pub(crate) fn runtime(config: &EmuConfig, tc: &Toolchain) -> Result<Runtime, Emu
 
 /// Builds the worker with link-time optimisation, and without it when that fails (the error
 /// then is the plain build's, if it fails too).
-fn build_worker(tc: &Toolchain, dir: &Path, worker: &Path) -> Result<(), EmuError> {
-    build_worker_with(tc, dir, worker, WORKER_LTO).or_else(|_| build_worker_with(tc, dir, worker, &[]))
-}
-
 /// Compiles each worker source to an object file, on as many threads as the machine has (the
 /// runtime is a dozen files: ~2x faster on 2 cores than one g++ call), then links them.
-fn build_worker_with(tc: &Toolchain, dir: &Path, worker: &Path, extra: &[&str]) -> Result<(), EmuError> {
+fn build_worker(tc: &Toolchain, dir: &Path, worker: &Path) -> Result<(), EmuError> {
     let sources: Vec<PathBuf> = EMU_FILES
         .iter()
         .map(|(rel, _)| Path::new(rel))
@@ -241,7 +233,7 @@ fn build_worker_with(tc: &Toolchain, dir: &Path, worker: &Path, extra: &[&str]) 
                             break failed;
                         };
                         let mut cmd = Command::new(&tc.cxx);
-                        cmd.args(WORKER_FLAGS).args(extra).arg(format!("-I{}", dir.display())).arg("-c").arg(src).arg("-o").arg(obj);
+                        cmd.args(WORKER_FLAGS).arg(format!("-I{}", dir.display())).arg("-c").arg(src).arg("-o").arg(obj);
                         if let Err(e) = run_worker_build(cmd, tc) {
                             failed.push(e);
                         }
@@ -256,7 +248,7 @@ fn build_worker_with(tc: &Toolchain, dir: &Path, worker: &Path, extra: &[&str]) 
         None => {
             let tmp = temp_name(worker);
             let mut link = Command::new(&tc.cxx);
-            link.args(WORKER_FLAGS).args(extra).args(&objects).arg("-o").arg(&tmp).args(WORKER_LIBS);
+            link.args(WORKER_FLAGS).args(&objects).arg("-o").arg(&tmp).args(WORKER_LIBS);
             run_worker_build(link, tc)
                 .and_then(|()| std::fs::rename(&tmp, worker).map_err(io_context(format!("moving the worker into {}", worker.display()))))
         }

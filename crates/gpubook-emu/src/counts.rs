@@ -1,5 +1,5 @@
 //! Access counts: what a check-mode launch asked of global and shared memory, counted the way a
-//! GPU's memory system sees it. The worker counts (runtime/worker/counts.cpp, and DESIGN.md
+//! GPU's memory system sees it. The worker counts (runtime/worker/access/counts.cpp, and DESIGN.md
 //! "Access counts" for how warp-level requests are formed); this is its reply, typed.
 
 use serde::{Deserialize, Serialize};

@@ -81,7 +81,8 @@ fn vector_add_round_trip_in_both_modes() {
 }
 
 /// A g++ built without its LTO plugin (the H200 machine's said "could not run lto-wrapper")
-/// still builds the worker, without link-time optimisation, and runs kernels in both modes.
+/// builds the worker and runs kernels in both modes: the worker's build must not rely on
+/// link-time optimisation (worker/access.cpp gets its inlining from one translation unit).
 #[test]
 fn a_compiler_without_link_time_optimisation_still_builds_the_worker() {
     use std::os::unix::fs::PermissionsExt;

@@ -1,5 +1,5 @@
 // __syncthreads and its _count/_and/_or variants, and __threadfence.
-#include "races.h"
+#include "access/races.h"
 #include "worker.h"
 
 #include <cstring>

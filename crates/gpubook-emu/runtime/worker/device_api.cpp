@@ -1,7 +1,7 @@
 // The remaining entry points of device/abi.h: shared memory, checked atomics, traps.
-#include "checks.h"
-#include "races.h"
-#include "unwritten.h"
+#include "access/checks.h"
+#include "access/races.h"
+#include "access/unwritten.h"
 #include "worker.h"
 
 #include <cstring>

@@ -1,9 +1,9 @@
 #include "launch.h"
 
 #include "modules.h"
-#include "races.h"
+#include "access/races.h"
 #include "signals.h"
-#include "unwritten.h"
+#include "access/unwritten.h"
 #include "watchdog.h"
 #include "worker.h"
 

@@ -6,7 +6,7 @@
 #include "launch.h"
 #include "modules.h"
 #include "signals.h"
-#include "unwritten.h"
+#include "access/unwritten.h"
 #include "watchdog.h"
 #include "worker.h"
 

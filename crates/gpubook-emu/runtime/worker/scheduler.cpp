@@ -14,7 +14,7 @@
 // take turns between them: blocks of a persistent kernel that wait for each other make
 // progress together, as on a GPU.
 #include "fiber.h"
-#include "races.h"
+#include "access/races.h"
 #include "signals.h"
 #include "worker.h"
 

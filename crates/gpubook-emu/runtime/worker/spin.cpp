@@ -3,7 +3,7 @@
 // that the others run (check mode interleaves threads and blocks only at these points, which
 // keeps it deterministic). A value that changed is progress: the wait may be over.
 #include "arena.h"
-#include "races.h"
+#include "access/races.h"
 #include "worker.h"
 
 #include <cstring>

@@ -3,8 +3,8 @@
 // to __tsan_atomicN_OP with the memory order, which lands here. Each is checked like a load or
 // store, then done for real. Stores with release order publish what the block wrote before
 // them; every atomic read is a place where a thread may be waiting for another.
-#include "checks.h"
-#include "unwritten.h"
+#include "access/checks.h"
+#include "access/unwritten.h"
 #include "worker.h"
 
 #include <cstdint>

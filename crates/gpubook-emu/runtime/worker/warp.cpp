@@ -1,6 +1,6 @@
 // Warp collectives. Lanes named in the mask rendezvous: each parks with its request, and
 // the last lane to arrive computes every lane's result and makes them all ready.
-#include "races.h"
+#include "access/races.h"
 #include "worker.h"
 
 namespace gpubook::rt {

@@ -4,7 +4,7 @@
 #pragma once
 
 #include "../device/abi.h"
-#include "counts.h"
+#include "access/counts.h"
 #include "diagnostic.h"
 #include "shared_memory.h"
 #include "stack_pool.h"

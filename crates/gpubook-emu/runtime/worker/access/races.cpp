@@ -1,8 +1,8 @@
 #include "races.h"
 
-#include "arena.h"
+#include "../arena.h"
 #include "checks.h"
-#include "worker.h"
+#include "../worker.h"
 
 #include <algorithm>
 #include <cstdio>

@@ -10,10 +10,10 @@
 // detector and the access counts see it.
 #include "checks.h"
 
-#include "arena.h"
+#include "../arena.h"
 #include "races.h"
 #include "unwritten.h"
-#include "worker.h"
+#include "../worker.h"
 
 namespace gpubook::rt {
 

@@ -1,6 +1,6 @@
 #include "unwritten.h"
 
-#include "arena.h"
+#include "../arena.h"
 
 #include <sys/mman.h>
 #include <unistd.h>

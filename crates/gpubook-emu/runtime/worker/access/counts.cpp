@@ -1,8 +1,8 @@
 #include "counts.h"
 
-#include "arena.h"
-#include "json.h"
-#include "worker.h"
+#include "../arena.h"
+#include "../json.h"
+#include "../worker.h"
 
 #include <algorithm>
 

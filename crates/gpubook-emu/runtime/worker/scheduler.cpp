@@ -33,7 +33,7 @@ unsigned gpubook_rt_coord(int which) {
 
 namespace gpubook::rt {
 
-thread_local Worker* tls_worker = nullptr;
+__thread Worker* tls_worker = nullptr;
 
 namespace {
 

@@ -233,7 +233,9 @@ struct Worker {
 };
 
 // The worker of the calling OS thread (null outside a launch).
-extern thread_local Worker* tls_worker;
+// `__thread`, not `thread_local`: it has no dynamic initialiser, so reading it from another file
+// needs no call to a TLS wrapper (every checked access reads it).
+extern __thread Worker* tls_worker;
 
 // All workers (index 0 runs on the main thread), and the launch in progress.
 Worker& worker_at(int index);

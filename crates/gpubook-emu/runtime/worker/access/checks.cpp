@@ -128,53 +128,66 @@ void report_unwritten(Worker& w, uintptr_t a, size_t n, uintptr_t pc) {
     fail_here(w, std::move(d), pc);
 }
 
-// Every checked load and store comes here: `flatten` (with the worker's -flto) inlines the race
-// check and the access counts, which live in their own files, into this one function.
-__attribute__((flatten)) void check_access(uintptr_t a, size_t n, unsigned f, uintptr_t pc) {
+namespace {
+
+// The rest of a checked access, once its space is known: the race check and the counts.
+__attribute__((always_inline)) inline void after_bounds(Worker& w, uintptr_t a, size_t n, unsigned f, uintptr_t pc,
+                                                        bool shared, const Buffer* buf) {
+    Thread& t = *w.current;
+    Launch& l = *w.launch;
+    race_check(w, a, n, f, pc, shared);
+    if (f & kAccessRmw) counts_atomic(l, t, shared, buf);
+    else counts_access(l, *w.blk, t, a, n, f & kAccessWrite, shared, buf, pc);
+    if (++t.chk->slice_accesses >= kLockstepAccesses) yield_current(w, false);
+}
+
+// One function per memory space, each `flatten`ed: the race check and the counts (other files
+// of worker/access.cpp's one translation unit) are inlined with `shared` a constant, so each
+// keeps only its own space's code and the compiler has fewer values to keep in registers.
+__attribute__((flatten, noinline)) void check_global(Worker& w, uintptr_t a, size_t n, unsigned f, uintptr_t pc) {
+    bool write = f & kAccessWrite;
+    w.last_access_pc = pc;
+    // Buffers do not change during a launch: most accesses hit a buffer one of the last few
+    // accesses hit (a kernel takes turns between its inputs and outputs).
+    const Buffer** hot = w.last_buffers;
+    const Buffer* buf = nullptr;
+    for (unsigned k = 0; k < kHotBuffers; k++) {
+        const Buffer* h = hot[k];
+        if (h && a >= h->addr && a + n <= h->addr + h->bytes) {
+            buf = h;
+            break;
+        }
+    }
+    if (!buf) {
+        buf = g_arena.find(a, n);
+        if (!buf) report_global(w, a, n, write, pc);
+        for (unsigned k = kHotBuffers - 1; k > 0; k--) hot[k] = hot[k - 1];
+        hot[0] = buf;
+    }
+    if (misaligned(a, n, f)) report_misaligned(w, a, n, write, false, pc);
+    // An atomic that reads (all but exchange and store) was checked by its caller.
+    if (write) unwritten_clear(a, n);
+    else if (unwritten_any(a, n)) report_unwritten(w, a, n, pc);
+    after_bounds(w, a, n, f, pc, false, buf);
+}
+
+__attribute__((flatten, noinline)) void check_shared(Worker& w, uintptr_t a, size_t n, unsigned f, uintptr_t pc) {
+    bool write = f & kAccessWrite;
+    w.last_access_pc = pc;
+    if (!w.blk->shared.holds(a, n)) report_shared(w, a, n, write, pc);
+    if (misaligned(a, n, f)) report_misaligned(w, a, n, write, true, pc);
+    after_bounds(w, a, n, f, pc, true, nullptr);
+}
+
+} // namespace
+
+// Every checked load and store comes here. Anything not in device or shared memory (the
+// thread's stack, a host global) is not checked.
+void check_access(uintptr_t a, size_t n, unsigned f, uintptr_t pc) {
     Worker* w = tls_worker;
     if (!w || !w->blk || !n) return;
-    Block& b = *w->blk;
-    Thread& t = *w->current;
-    Launch& l = *w->launch;
-    bool write = f & kAccessWrite;
-    bool shared;
-    const Buffer* buf = nullptr;
-    if (g_arena.contains(a)) {
-        shared = false;
-        w->last_access_pc = pc;
-        // Buffers do not change during a launch: most accesses hit a buffer one of the last few
-        // accesses hit (a kernel takes turns between its inputs and outputs).
-        const Buffer** hot = w->last_buffers;
-        buf = nullptr;
-        for (unsigned k = 0; k < kHotBuffers; k++) {
-            const Buffer* h = hot[k];
-            if (h && a >= h->addr && a + n <= h->addr + h->bytes) {
-                buf = h;
-                break;
-            }
-        }
-        if (!buf) {
-            buf = g_arena.find(a, n);
-            if (!buf) report_global(*w, a, n, write, pc);
-            for (unsigned k = kHotBuffers - 1; k > 0; k--) hot[k] = hot[k - 1];
-            hot[0] = buf;
-        }
-        if (misaligned(a, n, f)) report_misaligned(*w, a, n, write, false, pc);
-        // An atomic that reads (all but exchange and store) was checked by its caller.
-        if (write) unwritten_clear(a, n);
-        else if (unwritten_any(a, n)) report_unwritten(*w, a, n, pc);
-    } else if (b.shared.contains(a)) {
-        shared = true;
-        w->last_access_pc = pc;
-        if (!b.shared.holds(a, n)) report_shared(*w, a, n, write, pc);
-        if (misaligned(a, n, f)) report_misaligned(*w, a, n, write, true, pc);
-    } else {
-        return; // the thread's stack, a host global: not device memory
-    }
-    race_check(*w, a, n, f, pc, shared);
-    if (f & kAccessRmw) counts_atomic(l, t, shared, buf);
-    else counts_access(l, b, t, a, n, write, shared, buf, pc);
-    if (++t.chk->slice_accesses >= kLockstepAccesses) yield_current(*w, false);
+    if (g_arena.contains(a)) check_global(*w, a, n, f, pc);
+    else if (w->blk->shared.contains(a)) check_shared(*w, a, n, f, pc);
 }
 
 } // namespace gpubook::rt

@@ -187,7 +187,7 @@ void compact(Site& s) {
 
 // Finishes front requests that every live lane of the warp joined, or that are too old to
 // get more lanes.
-void retire_front(LaunchCounts& c, Site& s, unsigned live) {
+__attribute__((noinline)) void retire_front(LaunchCounts& c, Site& s, unsigned live) {
     uint32_t newest = s.newest();
     while (s.head < s.open.size()) {
         const Request& r = s.open[s.head];

@@ -500,7 +500,7 @@ void run_blocks(Worker& w, Launch& l) {
     w.launch = &l;
     w.stall_mark = w.progress - 1;
     w.claimed_next = w.claimed_end = 0;
-    std::fill(w.last_buffers, w.last_buffers + kHotBuffers, nullptr);
+    w.recent_buffers.clear();
     bool aborted = false;
     while (!l.failed.load(std::memory_order_relaxed)) {
         Block* b = pick(w, l);

@@ -32,7 +32,7 @@ void SharedMemory::begin_block(size_t dynamic_bytes) {
     for (int id : used_ids_) slots_[size_t(id)] = nullptr;
     used_ids_.clear();
     vars_.clear();
-    hits_[0] = hits_[1] = Range{};
+    recent_.clear();
     static_bytes_ = 0;
     // The dynamic region comes first, 128-byte aligned (CUDA guarantees at least 16).
     SharedVar dyn;
@@ -93,8 +93,7 @@ const SharedVar* SharedMemory::find(uintptr_t a, size_t n) const {
 bool SharedMemory::holds_slow(uintptr_t a, size_t n) const {
     const SharedVar* v = find(a, n);
     if (!v) return false;
-    hits_[1] = hits_[0];
-    hits_[0] = Range{v->addr, v->addr + v->bytes};
+    recent_.add(v->addr, v->addr + v->bytes, v);
     return true;
 }
 

@@ -4,6 +4,8 @@
 // which variable it ran past.
 #pragma once
 
+#include "recent.h"
+
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -42,11 +44,7 @@ public:
     const SharedVar* find(uintptr_t a, size_t n) const;
     // Whether one variable holds [a, a+n): check mode asks on every access, so the two
     // variables it found last are tried first (a tiled kernel takes turns between two tiles).
-    bool holds(uintptr_t a, size_t n) const {
-        for (const Range& r : hits_)
-            if (a >= r.lo && a + n <= r.hi) return true;
-        return holds_slow(a, n);
-    }
+    bool holds(uintptr_t a, size_t n) const { return recent_.holds(a, n) || holds_slow(a, n); }
     // The variable just below a (whose end a ran past), else the one just above.
     const SharedVar* nearest(uintptr_t a) const;
     size_t static_bytes() const { return static_bytes_; }
@@ -59,10 +57,7 @@ private:
     std::vector<SharedVar> vars_;   // vars_[0] is the dynamic region
     std::vector<void*> slots_;      // by rewrite id
     std::vector<int> used_ids_;
-    struct Range {
-        uintptr_t lo = 0, hi = 0;
-    };
-    mutable Range hits_[2]; // the variables holds() found last, the newest first
+    mutable Recent<SharedVar, 2> recent_; // the variables holds() found last (vars_ may move: copies)
     bool holds_slow(uintptr_t a, size_t n) const;
 };
 

@@ -6,6 +6,7 @@
 #include "../device/abi.h"
 #include "access/counts.h"
 #include "diagnostic.h"
+#include "recent.h"
 #include "shared_memory.h"
 #include "stack_pool.h"
 
@@ -228,7 +229,7 @@ struct Worker {
     std::atomic<bool> sampled{false};
     std::atomic<bool> in_block{false};
     uintptr_t last_access_pc = 0;     // check mode: the kernel's most recent memory access
-    const Buffer* last_buffers[kHotBuffers] = {}; // check mode: buffers accesses hit lately (this launch)
+    Recent<Buffer, kHotBuffers> recent_buffers; // check mode: buffers accesses hit lately (this launch)
     char* signal_stack = nullptr;
 };
 

@@ -149,20 +149,11 @@ __attribute__((flatten, noinline)) void check_global(Worker& w, uintptr_t a, siz
     w.last_access_pc = pc;
     // Buffers do not change during a launch: most accesses hit a buffer one of the last few
     // accesses hit (a kernel takes turns between its inputs and outputs).
-    const Buffer** hot = w.last_buffers;
-    const Buffer* buf = nullptr;
-    for (unsigned k = 0; k < kHotBuffers; k++) {
-        const Buffer* h = hot[k];
-        if (h && a >= h->addr && a + n <= h->addr + h->bytes) {
-            buf = h;
-            break;
-        }
-    }
+    const Buffer* buf = w.recent_buffers.find(a, n);
     if (!buf) {
         buf = g_arena.find(a, n);
         if (!buf) report_global(w, a, n, write, pc);
-        for (unsigned k = kHotBuffers - 1; k > 0; k--) hot[k] = hot[k - 1];
-        hot[0] = buf;
+        w.recent_buffers.add(buf->addr, buf->addr + buf->bytes, buf);
     }
     if (misaligned(a, n, f)) report_misaligned(w, a, n, write, false, pc);
     // An atomic that reads (all but exchange and store) was checked by its caller.

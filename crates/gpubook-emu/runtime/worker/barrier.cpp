@@ -9,7 +9,7 @@ namespace gpubook::rt {
 namespace {
 
 // Check mode: all threads must wait at the same __syncthreads() (the same source line).
-void check_same_call_site(Worker& w, Block& b) {
+__attribute__((noinline)) void check_same_call_site(Worker& w, Block& b) {
     if (!b.barrier_mixed) return; // each arrival compared its line with the first's
     const unsigned* dim = w.launch->block;
     uintptr_t pc0 = 0;
@@ -45,7 +45,8 @@ void check_same_call_site(Worker& w, Block& b) {
     fail_block(w, std::move(d));
 }
 
-void release_barrier(Worker& w, Block& b) {
+// Once per barrier, out of line: gpubook_rt_syncthreads, which every thread calls, stays small.
+__attribute__((noinline)) void release_barrier(Worker& w, Block& b) {
     Launch& l = *w.launch;
     if (l.mode == Mode::Check) {
         check_same_call_site(w, b);

@@ -56,7 +56,8 @@ pub fn check_values<T: PartialEq + std::fmt::Debug + Copy>(name: &str, got: &[T]
 }
 
 /// The poison pattern (all bits set) as an f32 is a NaN.
-fn poisoned_f32(x: f32) -> bool {
+/// The never-written fill (0xFF bytes) as an f32.
+pub(crate) fn poisoned_f32(x: f32) -> bool {
     x.to_bits() == u32::MAX
 }
 

@@ -276,6 +276,7 @@ void prepare_block(Block& b, Launch& l, uint64_t linear, bool over_capacity) {
     b.ready_head = b.ready_count = 0;
     if (b.launch_id != l.id) { // thread coordinates are the same for every block of a launch
         b.launch_id = l.id;
+        b.counts.forget_ids();
         for (unsigned i = 0; i < b.nthreads; i++) {
             Thread& t = b.threads[i];
             unsigned tc[3];

@@ -321,6 +321,11 @@ void BlockCounts::reset(unsigned nwarps) {
     }
 }
 
+void BlockCounts::forget_ids() {
+    ids = 0;
+    std::fill(id_keys.begin(), id_keys.end(), uintptr_t(0));
+}
+
 void counts_begin_launch(Launch& l) {
     l.counts = LaunchCounts();
     ThreadCounts& m = l.counts.per_thread_min;

@@ -102,6 +102,9 @@ struct BlockCounts {
     std::vector<SiteSlot> slots; // slots[warp * stride + id]
     uint32_t stride = 0, warps = 0, generation = 0;
     void reset(unsigned warps);
+    // A new launch: its instructions get ids from 0 again (a long-lived worker runs many
+    // kernels; the ids, and each block's row of slots, stay as few as one kernel's sites).
+    void forget_ids();
 };
 
 void counts_begin_launch(Launch& l);

@@ -201,8 +201,6 @@ pub(crate) fn runtime(config: &EmuConfig, tc: &Toolchain) -> Result<Runtime, Emu
     Ok(rt)
 }
 
-/// Builds the worker with link-time optimisation, and without it when that fails (the error
-/// then is the plain build's, if it fails too).
 /// Compiles each worker source to an object file, on as many threads as the machine has (the
 /// runtime is a dozen files: ~2x faster on 2 cores than one g++ call), then links them.
 fn build_worker(tc: &Toolchain, dir: &Path, worker: &Path) -> Result<(), EmuError> {

@@ -84,8 +84,8 @@ struct Site {
 };
 
 // A block's sites, found without a hash per access: each access instruction (key) gets a dense
-// id the first time any block of this Block object sees it (ids are names, kept across blocks
-// and launches), and (warp, id) indexes a slot that holds the warp's site. A slot is this
+// id the first time a block of this Block object sees it in a launch (ids are names, kept across
+// the launch's blocks), and (warp, id) indexes a slot that holds the warp's site. A slot is this
 // block's when its generation is the block's: a new block bumps the generation instead of
 // clearing the slots.
 struct SiteSlot {

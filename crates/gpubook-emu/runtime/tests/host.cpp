@@ -18,7 +18,18 @@ std::string Reply::cls() const {
 Worker::Worker(const std::string& worker_path, size_t arena_bytes) : arena_bytes_(arena_bytes) {
     arena_fd_ = memfd_create("gpubook-arena", 0);
     if (ftruncate(arena_fd_, off_t(arena_bytes)) != 0) { perror("ftruncate"); exit(1); }
-    void* p = mmap(nullptr, arena_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, arena_fd_, 0);
+    // As the Rust side does (src/arena.rs, map_shared): an address in [32 TiB, 64 TiB), which the
+    // worker, whose own layout is randomized, finds free. A kernel-chosen one sometimes collided.
+    void* p = MAP_FAILED;
+    for (uintptr_t k = 0; k < 32 && p == MAP_FAILED; k++) {
+        void* hint = reinterpret_cast<void*>((uintptr_t(32) + (uintptr_t(getpid()) + k) % 32) << 40);
+        p = mmap(hint, arena_bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED_NOREPLACE, arena_fd_, 0);
+        if (p != MAP_FAILED && p != hint) {
+            munmap(p, arena_bytes);
+            p = MAP_FAILED;
+        }
+    }
+    if (p == MAP_FAILED) p = mmap(nullptr, arena_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, arena_fd_, 0);
     if (p == MAP_FAILED) { perror("mmap"); exit(1); }
     arena_ = static_cast<char*>(p);
     char tmpl[] = "/tmp/gpubook-worker-out-XXXXXX";

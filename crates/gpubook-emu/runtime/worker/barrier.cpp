@@ -51,6 +51,7 @@ __attribute__((noinline)) void release_barrier(Worker& w, Block& b) {
     if (l.mode == Mode::Check) {
         check_same_call_site(w, b);
         counts_converged(l, b, -1);
+        races_barrier(b);
     }
     b.barrier_mixed = false;
     int result = 0;

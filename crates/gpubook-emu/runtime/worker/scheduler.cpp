@@ -139,7 +139,6 @@ void thread_exit(Worker& w, Block& b, Thread& t) {
     b.warps[t.linear / kWarpSize].exited |= 1u << (t.linear % kWarpSize);
     b.idle_spins = 0;
     w.progress++;
-    if (w.launch->mode == Mode::Check) counts_thread_exit(*w.launch, t);
 }
 
 // Threads [from, to) of `b` ran to the end inside a block loop.
@@ -341,7 +340,10 @@ Block* admit(Worker& w, Launch& l, bool over_capacity) {
 }
 
 void retire(Worker& w, Launch& l, Block* b) {
-    if (l.mode == Mode::Check) counts_converged(l, *b, -1);
+    if (l.mode == Mode::Check) {
+        counts_converged(l, *b, -1);
+        counts_block_end(l, *b);
+    }
     for (size_t i = 0; i < w.resident.size(); i++) {
         if (w.resident[i] != b) continue;
         w.resident.erase(w.resident.begin() + long(i));

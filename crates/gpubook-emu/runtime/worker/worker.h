@@ -179,7 +179,7 @@ struct Block {
     uint32_t clock = 1;
     Clock acquired;
     void* shared_shadow = nullptr; // the race detector's shadow of `shared` (races.cpp)
-    uint32_t shared_generation = 0; // the shadow's entries of this block (races.cpp)
+    uint64_t shared_interval = 0;  // the shadow's entries of this block since its last barrier (races.cpp)
 };
 
 inline const gpubook_thread_view& view(const Thread& t) { return t.block->views[t.linear]; }

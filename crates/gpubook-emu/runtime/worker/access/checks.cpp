@@ -135,7 +135,8 @@ __attribute__((always_inline)) inline void after_bounds(Worker& w, uintptr_t a, 
                                                         bool shared, const Buffer* buf) {
     Thread& t = *w.current;
     Launch& l = *w.launch;
-    race_check(w, a, n, f, pc, shared);
+    if (shared) race_check_shared(w, a, n, f, pc);
+    else race_check_global(w, a, n, f, pc);
     if (f & kAccessRmw) counts_atomic(l, t, shared, buf);
     else counts_access(l, *w.blk, t, a, n, f & kAccessWrite, shared, buf, pc);
     if (++t.chk->slice_accesses >= kLockstepAccesses) yield_current(w, false);

@@ -48,6 +48,23 @@ BufferTally& tally_for(LaunchCounts& c, const Buffer* b) {
     return c.buffers.back();
 }
 
+// The most usual request of all: every lane, one after another (lane i at lane 0's address +
+// i x size), in one buffer. Counts it without a pass over the lanes' sectors.
+bool finish_global_contiguous(LaunchCounts& c, const Request& r) {
+    if (r.lanes != ~0u) return false;
+    const uintptr_t a0 = r.addr[0];
+    const Buffer* buffer = r.buffer[0];
+    for (unsigned l = 1; l < 32; l++)
+        if ((r.addr[l] != a0 + l * r.size) | (r.buffer[l] != buffer)) return false;
+    uint64_t bytes = 32ull * r.size, sectors = (a0 + bytes - 1) / 32 - a0 / 32 + 1;
+    add(r.write ? c.global_stores : c.global_loads, bytes, bytes, sectors);
+    if (buffer) {
+        BufferTally& t = tally_for(c, buffer);
+        add(r.write ? t.stores : t.loads, bytes, bytes, sectors);
+    }
+    return true;
+}
+
 // The usual request: its lanes in address order (lane i's address at or above lane i-1's), in
 // one buffer. Counts it in one pass and returns true; false leaves it to finish_global.
 bool finish_global_in_order(LaunchCounts& c, const Request& r) {
@@ -89,7 +106,7 @@ bool finish_global_in_order(LaunchCounts& c, const Request& r) {
 }
 
 void finish_global(LaunchCounts& c, const Request& r) {
-    if (finish_global_in_order(c, r)) return;
+    if (finish_global_contiguous(c, r) || finish_global_in_order(c, r)) return;
     // (buffer, sector) pairs: a lane's access may straddle two sectors.
     std::pair<const Buffer*, uintptr_t> secs[64];
     unsigned n = 0, lanes = 0;
@@ -177,35 +194,44 @@ void finish(LaunchCounts& c, const Request& r) {
     else finish_global(c, r);
 }
 
-// Drops finished requests from the front of a site's queue.
-void compact(Site& s) {
-    if (s.head > 64 && s.head * 2 > s.open.size()) {
-        s.open.erase(s.open.begin(), s.open.begin() + long(s.head));
-        s.head = 0;
-    }
-}
-
 // Finishes front requests that every live lane of the warp joined, or that are too old to
 // get more lanes.
 __attribute__((noinline)) void retire_front(LaunchCounts& c, Site& s, unsigned live) {
-    uint32_t newest = s.newest();
-    while (s.head < s.open.size()) {
-        const Request& r = s.open[s.head];
-        if ((r.lanes & live) != live && newest - r.occurrence < kMaxAge) break;
+    while (s.retired < s.newest) {
+        const Request& r = s.request(s.retired);
+        if ((r.lanes & live) != live && s.newest - s.retired < kMaxAge) break;
         if (r.lanes) finish(c, r);
-        s.head++;
         s.retired++;
     }
-    compact(s);
+}
+
+// Opens requests up to occurrence `occ` (a lane ran the instruction once more than any before
+// it). First the front goes while every live lane has joined it, or while kMaxAge requests are
+// open: a request every live lane joined gets no more lanes, so it may wait until here (once a
+// request, not once an access) to be counted. Grows the ring when the open requests would not fit.
+__attribute__((noinline)) void open_upto(LaunchCounts& c, Site& s, uint32_t occ, unsigned live) {
+    retire_front(c, s, live);
+    size_t needed = size_t(occ - s.retired) + 1;
+    if (needed > s.ring.size()) {
+        size_t size = std::max<size_t>(8, s.ring.size());
+        while (size < needed) size *= 2;
+        std::vector<Request> ring(size);
+        for (uint32_t o = s.retired; o < s.newest; o++) ring[o & (size - 1)] = s.request(o);
+        s.ring.swap(ring);
+    }
+    for (uint32_t o = s.newest; o <= occ; o++) {
+        Request& r = s.request(o);
+        r.lanes = 0;
+        r.occurrence = o;
+    }
+    s.newest = occ + 1;
 }
 
 // A new site of this block for (warp, key), reusing an earlier block's Site and its memory.
 uint32_t new_site(BlockCounts& bc, unsigned warp, uintptr_t key) {
     if (bc.used == bc.sites.size()) bc.sites.emplace_back();
     Site& s = bc.sites[bc.used];
-    s.open.clear();
-    s.head = 0;
-    s.retired = 0;
+    s.retired = s.newest = 0;
     s.key = key;
     s.warp = warp;
     std::fill(s.occurrences, s.occurrences + 32, 0u);
@@ -372,12 +398,8 @@ void counts_access(Launch& l, Block& b, Thread& t, uintptr_t addr, size_t n, boo
         count_late(l.counts, addr, n, write, shared, buffer, lane);
         return;
     }
-    size_t idx = s.head + (occ - s.retired);
-    while (s.open.size() <= idx) { // lanes that skipped an occurrence leave it empty
-        s.open.emplace_back();
-        s.open.back().occurrence = s.retired + uint32_t(s.open.size() - 1 - s.head);
-    }
-    Request* r = &s.open[idx];
+    if (occ >= s.newest) open_upto(l.counts, s, occ, live_lanes(b, warp));
+    Request* r = &s.request(occ);
     if (!r->lanes) {
         r->size = uint32_t(n);
         r->write = write;
@@ -386,10 +408,6 @@ void counts_access(Launch& l, Block& b, Thread& t, uintptr_t addr, size_t n, boo
     r->lanes |= 1u << lane;
     r->addr[lane] = addr;
     r->buffer[lane] = buffer;
-    // The front goes when every live lane joined it, or the queue is kMaxAge long (retire_front's
-    // two tests, made here first: most accesses retire nothing).
-    unsigned live = live_lanes(b, warp);
-    if ((s.open[s.head].lanes & live) == live || s.open.size() - s.head >= kMaxAge) retire_front(l.counts, s, live);
 }
 
 void counts_atomic(Launch& l, Thread& t, bool shared, const Buffer* buffer) {
@@ -406,21 +424,26 @@ void counts_converged(Launch& l, Block& b, int warp) {
     for (size_t k = 0; k < b.counts.used; k++) {
         Site& s = b.counts.sites[k];
         if (warp >= 0 && s.warp != unsigned(warp)) continue;
-        for (size_t i = s.head; i < s.open.size(); i++)
-            if (s.open[i].lanes) finish(l.counts, s.open[i]);
+        for (uint32_t o = s.retired; o < s.newest; o++)
+            if (s.request(o).lanes) finish(l.counts, s.request(o));
         // The lanes meet here: whatever each ran before, their next executions line up again.
-        uint32_t newest = s.newest();
-        s.open.clear();
-        s.head = 0;
-        s.retired = newest;
-        for (uint32_t& o : s.occurrences) o = newest;
+        s.retired = s.newest;
+        for (uint32_t& o : s.occurrences) o = s.newest;
     }
 }
 
-void counts_thread_exit(Launch& l, Thread& t) {
-    l.counts.threads++;
-    fold_max(l.counts.per_thread_max, t.chk->counts);
-    fold_min(l.counts.per_thread_min, t.chk->counts);
+void counts_block_end(Launch& l, Block& b) {
+    ThreadCounts most = l.counts.per_thread_max, least = l.counts.per_thread_min;
+    uint64_t exited = 0;
+    for (unsigned i = 0; i < b.nthreads; i++) {
+        if (b.states[i] != ThreadState::Exited) continue;
+        exited++;
+        fold_max(most, b.checks[i].counts);
+        fold_min(least, b.checks[i].counts);
+    }
+    l.counts.threads += exited;
+    l.counts.per_thread_max = most;
+    l.counts.per_thread_min = least;
 }
 
 void counts_write(Json& j, const LaunchCounts& c) {

@@ -78,9 +78,11 @@ struct Site {
     unsigned warp = 0;
     uint32_t occurrences[32];
     uint32_t retired = 0; // occurrences below this are finished
-    std::vector<Request> open; // open[head + i] is occurrence retired + i
-    size_t head = 0;
-    uint32_t newest() const { return retired + uint32_t(open.size() - head); }
+    uint32_t newest = 0;  // occurrences below this have a request (lanes that skipped one leave it empty)
+    // Occurrence o (retired <= o < newest) is assembled in ring[o & (ring.size() - 1)]; the size
+    // is a power of two, grown when lanes run further apart.
+    std::vector<Request> ring;
+    Request& request(uint32_t o) { return ring[o & (ring.size() - 1)]; }
 };
 
 // A block's sites, found without a hash per access: each access instruction (key) gets a dense
@@ -115,7 +117,9 @@ void counts_atomic(Launch& l, Thread& t, bool shared, const Buffer* buffer);
 // Every live lane of warp `warp` (or of every warp, `warp` < 0) is past this point: its open
 // requests are complete.
 void counts_converged(Launch& l, Block& b, int warp);
-void counts_thread_exit(Launch& l, Thread& t);
+// The block's threads that ran to the end go into the per-thread extremes (once a block: a
+// loop that keeps them in registers, not a call per thread).
+void counts_block_end(Launch& l, Block& b);
 // Writes `"counts":{...}` into an open reply object.
 void counts_write(Json& j, const LaunchCounts& c);
 

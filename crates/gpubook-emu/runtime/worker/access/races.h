@@ -26,9 +26,12 @@ struct Block;
 void races_begin_launch(Launch& l);
 void races_end_launch();
 void races_begin_block(Block& b);
+// Every thread of `b` passed a __syncthreads(): its shared memory starts a new interval.
+void races_barrier(Block& b);
 // Record an access (flags: checks.h's AccessFlags); a conflicting one ends the block with a
 // "race" diagnostic.
-void race_check(Worker& w, uintptr_t addr, size_t n, unsigned flags, uintptr_t pc, bool shared);
+void race_check_global(Worker& w, uintptr_t addr, size_t n, unsigned flags, uintptr_t pc);
+void race_check_shared(Worker& w, uintptr_t addr, size_t n, unsigned flags, uintptr_t pc);
 // __threadfence() by the running thread: what its block did so far may be released.
 void races_fence(Worker& w);
 // The running thread reads the global word at `addr` with a synchronising access (again): its

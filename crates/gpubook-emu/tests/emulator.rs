@@ -262,6 +262,30 @@ fn synchronisation_bugs_are_explained() {
 }
 
 #[test]
+fn shared_memory_races_follow_barriers_bytes_and_warps() {
+    let dev = device();
+    let module = dev.load_module(&kernel("sync_bugs.cu")).unwrap();
+    let out = dev.alloc(8 * 64 * 4, 4, "out").unwrap();
+    // Clean: neighbouring bytes of one word, words reused over barriers and over blocks, lanes
+    // ordered by __syncwarp().
+    for (name, grid, block) in [("shared_bytes_per_thread", 4, 64), ("shared_lane_swap", 1, 32), ("shared_rounds", 8, 64)] {
+        dev.launch(&module, name, &spec(grid, block, 0, Mode::Check), &[arg(out)]).unwrap_or_else(|e| panic!("{name}: {e}"));
+    }
+    let rounds = download(&dev, out, 8 * 64); // thread t adds 63 - t + round over three rounds
+    assert!(rounds.iter().enumerate().all(|(i, &v)| v == (3 * (63 - i % 64) + 3) as f32), "{rounds:?}");
+    // The same kernels with a barrier or __syncwarp() left out: the access that completes the
+    // race and the other one, by line.
+    for (name, block, lines) in [("shared_rounds_missing_second_barrier", 64, [58, 60]), ("shared_lane_swap_unordered", 32, [76, 77])] {
+        let d = kernel_diagnostic(dev.launch(&module, name, &spec(2, block, 0, Mode::Check), &[arg(out)]));
+        assert_eq!(d.class, DiagClass::Race, "{name}: {d}");
+        let line = d.line.unwrap_or(0);
+        assert!(lines.contains(&line), "{name}: {d}");
+        let other = if line == lines[0] { lines[1] } else { lines[0] };
+        assert!(d.notes.iter().any(|n| n.contains(&format!("sync_bugs.cu:{other}"))), "{name}: {d} {:?}", d.notes);
+    }
+}
+
+#[test]
 fn builds_are_cached_and_an_edited_header_rebuilds() {
     let dev = device();
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("header-edit-{}", std::process::id()));

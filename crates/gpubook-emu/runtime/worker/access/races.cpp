@@ -334,10 +334,6 @@ __attribute__((always_inline)) inline bool conflicts_shared(const SharedAccess& 
     report(w, full(prev), full(cur), at, true);
 }
 
-} // namespace
-
-namespace {
-
 // One word of shared memory, accessed by `cur` in interval `interval`.
 __attribute__((always_inline)) inline void check_shared_word(Worker& w, SharedWord& s, const SharedAccess& cur,
                                                              uint64_t interval, bool write, uintptr_t at) {

@@ -227,6 +227,11 @@ void test_unwritten() {
     std::vector<std::string> args{arg(a), arg(b), arg(c), arg(n)};
     expect_diag("reading a never-written input", w.launch("m", "vector_add", 2, 256, args), "uninitialized_read",
                 "b[0] (buffer 'b'");
+    // Part of b written: the first word left is named (bit 36 of the bitmap's second word).
+    std::snprintf(line, sizeof line, "WROTE %#lx %zu", (unsigned long)b, 100 * sizeof(float));
+    w.command(line);
+    expect_diag("reading past what the host wrote", w.launch("m", "vector_add", 2, 256, args),
+                "uninitialized_read", "b[100] (buffer 'b'");
     std::snprintf(line, sizeof line, "WROTE %#lx %zu", (unsigned long)b, n * sizeof(float));
     w.command(line);
     expect(w.launch("m", "vector_add", 2, 256, args).ok(), "after WROTE the same launch is fine", "");

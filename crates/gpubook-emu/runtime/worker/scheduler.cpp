@@ -130,8 +130,16 @@ __attribute__((always_inline)) inline void dispatch(Worker& w, Fiber* self, bool
     w.current_fiber = self;
 }
 
-// Check mode's per-thread bookkeeping starts afresh with each CUDA thread.
-void start_checked(Thread& t) { *t.chk = ThreadChecks(); }
+// Check mode's per-thread bookkeeping starts afresh with each CUDA thread (the spin memos
+// past spin_next are never read: they need no clearing).
+void start_checked(Thread& t) {
+    ThreadChecks& c = *t.chk;
+    c.counts = ThreadCounts();
+    c.slice_accesses = 0;
+    c.release_clock = 0;
+    c.spin_next = 0;
+    c.spin_pc = c.spin_addr = 0;
+}
 
 void thread_exit(Worker& w, Block& b, Thread& t) {
     state(t) = ThreadState::Exited;

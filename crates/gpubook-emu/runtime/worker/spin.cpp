@@ -6,6 +6,8 @@
 #include "access/races.h"
 #include "worker.h"
 
+#include <algorithm>
+
 #include <cstring>
 
 namespace gpubook::rt {
@@ -45,7 +47,8 @@ bool spin_point(Worker& w, uintptr_t pc, uintptr_t addr, uint64_t value, bool ma
     Thread& t = *w.current;
     Block& b = *w.blk;
     ThreadChecks& c = *t.chk;
-    for (SpinMemo& m : c.spin) {
+    for (unsigned i = 0, used = std::min(c.spin_next, kSpinMemos); i < used; i++) {
+        SpinMemo& m = c.spin[i];
         if (m.pc != pc) continue;
         if (m.addr == addr && m.value == value) {
             if (!may_yield) return false;

@@ -119,7 +119,7 @@ struct ThreadChecks {
     unsigned slice_accesses = 0; // device-memory accesses since it last yielded or started
     uint32_t release_clock = 0;  // its block's clock at its last __threadfence (0: none yet)
     SpinMemo spin[kSpinMemos];
-    unsigned spin_next = 0;
+    unsigned spin_next = 0; // spin memos written (the first min(spin_next, kSpinMemos) are valid)
     uintptr_t spin_pc = 0, spin_addr = 0; // where it last waited without seeing a change
 };
 

@@ -49,13 +49,11 @@ BufferTally& tally_for(LaunchCounts& c, const Buffer* b) {
 }
 
 // The most usual request of all: every lane, one after another (lane i at lane 0's address +
-// i x size), in one buffer. Counts it without a pass over the lanes' sectors.
+// i x size), in one buffer (tracked as the lanes join). Counted without a pass over the lanes.
 bool finish_global_contiguous(LaunchCounts& c, const Request& r) {
-    if (r.lanes != ~0u) return false;
-    const uintptr_t a0 = r.addr[0];
-    const Buffer* buffer = r.buffer[0];
-    for (unsigned l = 1; l < 32; l++)
-        if ((r.addr[l] != a0 + l * r.size) | (r.buffer[l] != buffer)) return false;
+    if (r.lanes != ~0u || !r.in_line) return false;
+    const uintptr_t a0 = r.line;
+    const Buffer* buffer = r.line_buffer;
     uint64_t bytes = 32ull * r.size, sectors = (a0 + bytes - 1) / 32 - a0 / 32 + 1;
     add(r.write ? c.global_stores : c.global_loads, bytes, bytes, sectors);
     if (buffer) {
@@ -231,7 +229,7 @@ __attribute__((noinline)) void open_upto(LaunchCounts& c, Site& s, uint32_t occ,
 uint32_t new_site(BlockCounts& bc, unsigned warp, uintptr_t key) {
     if (bc.used == bc.sites.size()) bc.sites.emplace_back();
     Site& s = bc.sites[bc.used];
-    s.retired = s.newest = 0;
+    s.retired = s.newest = s.floor = 0;
     s.key = key;
     s.warp = warp;
     std::fill(s.occurrences, s.occurrences + 32, 0u);
@@ -393,7 +391,8 @@ void counts_access(Launch& l, Block& b, Thread& t, uintptr_t addr, size_t n, boo
     unsigned warp = t.linear / kWarpSize, lane = t.linear % kWarpSize;
     uintptr_t key = (pc << 1) | (shared ? 1 : 0);
     Site& s = site_of(b.counts, warp, key);
-    uint32_t occ = s.occurrences[lane]++;
+    uint32_t occ = std::max(s.occurrences[lane], s.floor);
+    s.occurrences[lane] = occ + 1;
     if (__builtin_expect(occ < s.retired, 0)) {
         count_late(l.counts, addr, n, write, shared, buffer, lane);
         return;
@@ -404,10 +403,17 @@ void counts_access(Launch& l, Block& b, Thread& t, uintptr_t addr, size_t n, boo
         r->size = uint32_t(n);
         r->write = write;
         r->shared = shared;
+        if (!shared) {
+            r->line = addr - lane * n;
+            r->line_buffer = buffer;
+            r->in_line = true;
+        }
     }
     r->lanes |= 1u << lane;
     r->addr[lane] = addr;
-    if (!shared) r->buffer[lane] = buffer; // shared requests never read it: one cache line less
+    if (shared) return; // shared requests never read buffers: one cache line less
+    r->buffer[lane] = buffer;
+    r->in_line &= (addr == r->line + lane * n) & (buffer == r->line_buffer);
 }
 
 void counts_atomic(Launch& l, Thread& t, bool shared, const Buffer* buffer) {
@@ -427,8 +433,7 @@ void counts_converged(Launch& l, Block& b, int warp) {
         for (uint32_t o = s.retired; o < s.newest; o++)
             if (s.request(o).lanes) finish(l.counts, s.request(o));
         // The lanes meet here: whatever each ran before, their next executions line up again.
-        s.retired = s.newest;
-        for (uint32_t& o : s.occurrences) o = s.newest;
+        s.retired = s.floor = s.newest;
     }
 }
 

@@ -67,6 +67,9 @@ struct Request {
     uint32_t lanes = 0;     // lanes that have joined
     uint32_t size = 0;      // bytes per lane
     bool write = false, shared = false;
+    bool in_line = false;   // global: each lane joined at line + lane x size, in the first lane's buffer
+    uintptr_t line = 0;
+    const Buffer* line_buffer = nullptr;
     uintptr_t addr[32];
     const Buffer* buffer[32];
 };
@@ -76,7 +79,8 @@ struct Request {
 struct Site {
     uintptr_t key = 0; // pc, with bit 0 set for shared memory
     unsigned warp = 0;
-    uint32_t occurrences[32];
+    uint32_t occurrences[32]; // lane L's next execution is max(occurrences[L], floor)
+    uint32_t floor = 0;       // where the lanes last met (counts_converged): none runs behind it
     uint32_t retired = 0; // occurrences below this are finished
     uint32_t newest = 0;  // occurrences below this have a request (lanes that skipped one leave it empty)
     // Occurrence o (retired <= o < newest) is assembled in ring[o & (ring.size() - 1)]; the size

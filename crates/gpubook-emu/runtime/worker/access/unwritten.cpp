@@ -2,6 +2,7 @@
 
 #include "../arena.h"
 
+#include <algorithm>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -22,11 +23,16 @@ bool reserve() {
     return true;
 }
 
-// Calls f(word) for every 4-byte word that [addr, addr+n) touches.
-template <class F> void each_word(uintptr_t addr, size_t n, F f) {
+// Calls f(bitmap word, mask) for the bits of every 4-byte word that [addr, addr+n) touches:
+// one call for an access of up to 256 bytes that does not cross a 64-bit bitmap word.
+template <class F> void each_bits(uintptr_t addr, size_t n, F f) {
     if (!n || !g_arena.contains(addr)) return;
     size_t first = (addr - g_arena.base()) / 4, last = (addr + n - 1 - g_arena.base()) / 4;
-    for (size_t w = first; w <= last; w++) f(w);
+    if (first == last) return f(g_bits[first / 64], uint64_t(1) << (first % 64)); // most accesses
+    for (size_t i = first / 64; i <= last / 64; i++) {
+        unsigned lo = i == first / 64 ? first % 64 : 0, hi = i == last / 64 ? last % 64 : 63;
+        f(g_bits[i], (~uint64_t(0) >> (63 - hi)) & (~uint64_t(0) << lo));
+    }
 }
 } // namespace
 
@@ -34,25 +40,23 @@ void unwritten_set(uintptr_t addr, size_t n) {
     if (!reserve()) return;
     // Only whole words: a word the range covers partly may hold someone else's data.
     uintptr_t a = (addr + 3) & ~uintptr_t(3), end = (addr + n) & ~uintptr_t(3);
-    if (end <= a) return;
-    each_word(a, end - a, [](size_t w) {
-        g_bits[w / 64] |= uint64_t(1) << (w % 64);
-        if (w < g_lo) g_lo = w;
-        if (w > g_hi) g_hi = w;
-    });
+    if (end <= a || !g_arena.contains(a)) return;
+    each_bits(a, end - a, [](uint64_t& bits, uint64_t mask) { bits |= mask; });
+    g_lo = std::min(g_lo, (a - g_arena.base()) / 4);
+    g_hi = std::max(g_hi, (end - 1 - g_arena.base()) / 4);
     g_any = true;
 }
 
 void unwritten_clear(uintptr_t addr, size_t n) {
     if (!g_any) return;
-    each_word(addr, n, [](size_t w) { g_bits[w / 64] &= ~(uint64_t(1) << (w % 64)); });
+    each_bits(addr, n, [](uint64_t& bits, uint64_t mask) { bits &= ~mask; });
 }
 
 bool unwritten_any(uintptr_t addr, size_t n) {
     if (!g_any) return false;
-    bool any = false;
-    each_word(addr, n, [&](size_t w) { any |= (g_bits[w / 64] >> (w % 64)) & 1; });
-    return any;
+    uint64_t any = 0;
+    each_bits(addr, n, [&](uint64_t& bits, uint64_t mask) { any |= bits & mask; });
+    return any != 0;
 }
 
 void unwritten_forget_all() {

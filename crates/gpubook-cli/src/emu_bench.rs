@@ -256,12 +256,13 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             None => ("-".into(), "-".into()),
         };
         let (check_s, check_ratio) = match (c, nat1) {
-            (Some(c), Some(n1)) => (format!("{c:.5}"), ratio(c, n1)),
+            (Some(c), Some(n1)) => (format!("{c:.6}"), ratio(c, n1)),
             _ => ("-".into(), "-".into()),
         };
-        let nat1_s = nat1.map_or("-".into(), |t| format!("{t:.5}"));
+        // Microseconds: a small row's native time is tens of them.
+        let nat1_s = nat1.map_or("-".into(), |t| format!("{t:.6}"));
         println!(
-            "{label:<22} {check_s:>10} {f:>10.5} {nat:>11.5} {nat1_s:>11} {:>12} {check_ratio:>13} {nb:>10} {nb_ratio:>12}",
+            "{label:<22} {check_s:>10} {f:>10.6} {nat:>11.6} {nat1_s:>11} {:>12} {check_ratio:>13} {nb:>10} {nb_ratio:>12}",
             ratio(f, nat)
         );
         if n == 16 << 20 {

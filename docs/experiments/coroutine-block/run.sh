@@ -12,7 +12,8 @@ echo "$($cxx --version | head -1); $(grep -m1 'model name' /proc/cpuinfo | cut -
 $cxx -std=c++20 -O2 -o "$out/plain" block_sum.cpp
 echo "== plain (-O2)"
 "$out/plain"
+# The libraries after the source: a linker with --as-needed (Ubuntu's) drops those given before.
 $cxx -std=c++20 -O2 -DHOOKS -fsanitize=thread --param tsan-instrument-func-entry-exit=0 \
-  -nodefaultlibs -lstdc++ -lc -lgcc -lgcc_s -lm -o "$out/hooks" block_sum.cpp
+  -nodefaultlibs -o "$out/hooks" block_sum.cpp -lstdc++ -lm -lc -lgcc_s -lgcc
 echo "== hooks (-O2 -fsanitize=thread, hooks that test the range and count)"
 "$out/hooks"

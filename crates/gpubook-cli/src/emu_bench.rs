@@ -8,6 +8,10 @@
 //! the same run on as many threads as fast mode uses (fast mode's baseline) and on one thread
 //! (check mode's: check mode runs one thread by design, for deterministic reports, so against
 //! a many-thread baseline its ratio would mostly count the machine's cores).
+//!
+//! The engine column is check mode with every access check off (the hooks return at once): what
+//! running threads on fibers, their barriers and a call per access cost by themselves, the floor
+//! under check mode's ratio that no cheaper check can go below.
 
 use anyhow::{Context, ensure};
 use gpubook::emu::{EmuConfig, Mode};
@@ -29,8 +33,8 @@ pub struct Args {
     only: Option<String>,
 }
 
-fn emulator(mode: Mode) -> anyhow::Result<Gpu> {
-    let config = EmuConfig { mode, ..EmuConfig::from_env() };
+fn emulator(mode: Mode, bench_engine_only: bool) -> anyhow::Result<Gpu> {
+    let config = EmuConfig { mode, bench_engine_only, ..EmuConfig::from_env() };
     Ok(Gpu::emulated(0, config)?)
 }
 
@@ -210,7 +214,8 @@ fn numba_times(path: &PathBuf) -> anyhow::Result<Vec<(String, f64)>> {
 }
 
 pub fn run(a: Args) -> anyhow::Result<ExitCode> {
-    let (check, fast) = (emulator(Mode::Check)?, emulator(Mode::Fast)?);
+    let (check, fast) = (emulator(Mode::Check, false)?, emulator(Mode::Fast, false)?);
+    let engine = emulator(Mode::Check, true)?;
     let threads = fast.emulator().map_or(1, |e| e.config().threads);
     let native = Native::build()?;
     let numba = a.numba.as_ref().map(numba_times).transpose()?.unwrap_or_default();
@@ -233,11 +238,22 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         a.reps
     );
     println!(
-        "{:<22} {:>10} {:>10} {:>11} {:>11} {:>12} {:>13} {:>10} {:>12}",
-        "kernel", "check (s)", "fast (s)", "native (s)", "native 1t", "fast/native", "check/nat 1t", "numba (s)", "numba/check"
+        "{:<22} {:>10} {:>10} {:>10} {:>11} {:>11} {:>12} {:>13} {:>14} {:>10} {:>12}",
+        "kernel",
+        "check (s)",
+        "engine (s)",
+        "fast (s)",
+        "native (s)",
+        "native 1t",
+        "fast/native",
+        "check/nat 1t",
+        "engine/nat 1t",
+        "numba (s)",
+        "numba/check"
     );
     let mut memory_bound = None;
     let mut worst_check: Option<f64> = None;
+    let mut worst_engine: Option<f64> = None;
     for (name, kernel, n, reps, bench) in rows {
         let label = label(name, n);
         if a.only.as_ref().is_some_and(|o| !label.contains(o.as_str())) {
@@ -245,6 +261,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         }
         // Check mode at 16M would outlast the watchdog: that row is fast mode's.
         let c = if n > 65_536 { None } else { Some(bench(&check, n, reps)?) };
+        let e = if n > 65_536 { None } else { Some(bench(&engine, n, reps)?) };
         let f = bench(&fast, n, reps)?;
         let nat = native.checked(kernel, n, reps, threads, native_checksum(kernel, n))?;
         let nat1 = match c {
@@ -259,10 +276,14 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             (Some(c), Some(n1)) => (format!("{c:.6}"), ratio(c, n1)),
             _ => ("-".into(), "-".into()),
         };
+        let (engine_s, engine_ratio) = match (e, nat1) {
+            (Some(e), Some(n1)) => (format!("{e:.6}"), ratio(e, n1)),
+            _ => ("-".into(), "-".into()),
+        };
         // Microseconds: a small row's native time is tens of them.
         let nat1_s = nat1.map_or("-".into(), |t| format!("{t:.6}"));
         println!(
-            "{label:<22} {check_s:>10} {f:>10.6} {nat:>11.6} {nat1_s:>11} {:>12} {check_ratio:>13} {nb:>10} {nb_ratio:>12}",
+            "{label:<22} {check_s:>10} {engine_s:>10} {f:>10.6} {nat:>11.6} {nat1_s:>11} {:>12} {check_ratio:>13} {engine_ratio:>14} {nb:>10} {nb_ratio:>12}",
             ratio(f, nat)
         );
         if n == 16 << 20 {
@@ -271,12 +292,18 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         if let (Some(c), Some(n1)) = (c, nat1) {
             worst_check = Some(worst_check.unwrap_or(0.0).max(c / n1));
         }
+        if let (Some(e), Some(n1)) = (e, nat1) {
+            worst_engine = Some(worst_engine.unwrap_or(0.0).max(e / n1));
+        }
     }
     if let Some(r) = memory_bound {
         goal("fast mode on the memory-bound vector_add (16M)", "native", r, 3.0);
     }
     if let Some(r) = worst_check {
         goal("check mode, every kernel above,", "native on 1 thread", r, 30.0);
+    }
+    if let Some(r) = worst_engine {
+        println!("floor: check mode's engine with every access check off is up to {r:.1}x native on 1 thread");
     }
     let (cold, warm) = compile_times(&check)?;
     println!("compile vector_add.cu: {cold:.3} s cold, {warm:.4} s cached");

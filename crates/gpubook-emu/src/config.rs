@@ -68,6 +68,11 @@ pub struct EmuConfig {
     /// Check-mode launches also say who wrote each element of the buffers they stored to
     /// (`AccessCounts::buffers[..].writers`); off by default, so graders pay nothing.
     pub writers: bool,
+    /// For `gpubook emu-bench` only: check mode's engine without its checks (every load and
+    /// store hook returns at once; no bounds, races, never-written reads or counts), to measure
+    /// what the fibers, barriers and hook calls cost by themselves. Never set by a grader.
+    #[doc(hidden)]
+    pub bench_engine_only: bool,
 }
 
 /// 64 GiB of address space; pages are only backed once written.
@@ -116,6 +121,7 @@ impl EmuConfig {
             arena_bytes: DEFAULT_ARENA_BYTES,
             sms,
             writers: false,
+            bench_engine_only: false,
         }
     }
 }

@@ -351,7 +351,8 @@ impl EmuDevice {
         let (so, rt) = self.build(module, mode)?;
 
         let threads = if mode == Mode::Fast { self.config.threads.max(1) } else { 1 };
-        let line = launch_line(module.load_id(mode), &symbol, launch, mode, threads, args);
+        let wire_mode = if mode == Mode::Check && self.config.bench_engine_only { "engine".to_string() } else { mode.to_string() };
+        let line = launch_line(module.load_id(mode), &symbol, launch, &wire_mode, threads, args);
 
         let mut slot = self.worker.lock().unwrap_or_else(|p| p.into_inner());
         self.ready_worker(&mut slot, &rt)?;
@@ -644,7 +645,8 @@ impl Drop for EmuDevice {
 const GLOBAL_CHUNK: usize = 16 << 10;
 
 /// `LAUNCH <module> <kernel> gx gy gz bx by bz <dyn shared> <mode> <threads> <nargs> <arg hex>...`
-fn launch_line(id: u64, kernel: &str, l: &LaunchSpec, mode: Mode, threads: usize, args: &[Vec<u8>]) -> String {
+/// `mode`: check, fast, or engine (check mode's engine with its access checks off, for emu-bench).
+fn launch_line(id: u64, kernel: &str, l: &LaunchSpec, mode: &str, threads: usize, args: &[Vec<u8>]) -> String {
     let [gx, gy, gz] = l.grid;
     let [bx, by, bz] = l.block;
     let mut line = format!("LAUNCH {id} {kernel} {gx} {gy} {gz} {bx} {by} {bz} {} {mode} {threads} {}", l.shared_mem_bytes, args.len());

@@ -80,6 +80,33 @@ fn vector_add_round_trip_in_both_modes() {
     }
 }
 
+/// emu-bench's engine column (`bench_engine_only`) must be check mode with its checks off, or
+/// the floor it prints would be check mode itself: a read of never-written memory goes
+/// unreported and nothing is counted there, while the same launch in check mode is stopped.
+#[test]
+fn the_engine_only_launch_runs_check_mode_without_its_checks() {
+    let n: usize = 256;
+    let a: Vec<f32> = (0..n).map(|i| i as f32).collect();
+    for engine_only in [true, false] {
+        let dev = EmuDevice::new(0, EmuConfig { bench_engine_only: engine_only, ..config() }).expect("device");
+        let module = dev.load_module(&kernel("vector_add.cu")).unwrap();
+        let da = upload(&dev, "a", &a);
+        let db = dev.alloc(n * 4, 4, "never_written").unwrap();
+        let dc = dev.alloc(n * 4, 4, "c").unwrap();
+        let args = [arg(da), arg(db), arg(dc), arg(n as i32)];
+        let r = dev.launch(&module, "vector_add", &spec(1, 256, 0, Mode::Check), &args);
+        if engine_only {
+            let stats = r.expect("no check stops an engine-only launch");
+            assert_eq!(stats.mode, Mode::Check);
+            let counts = stats.counts.expect("a check-mode launch replies with counts");
+            assert_eq!(counts.global.loads.requests + counts.global.stores.requests, 0, "{counts:?}");
+        } else {
+            let d = kernel_diagnostic(r);
+            assert_eq!(d.class, DiagClass::UninitializedRead, "{d}");
+        }
+    }
+}
+
 /// A g++ built without its LTO plugin (the H200 machine's said "could not run lto-wrapper")
 /// builds the worker and runs kernels in both modes: the worker's build must not rely on
 /// link-time optimisation (worker/access.cpp gets its inlining from one translation unit).

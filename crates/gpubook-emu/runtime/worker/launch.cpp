@@ -1,6 +1,7 @@
 #include "launch.h"
 
 #include "modules.h"
+#include "access/checks.h"
 #include "access/races.h"
 #include "signals.h"
 #include "access/unwritten.h"
@@ -211,9 +212,11 @@ void run_launch(const LaunchRequest& req, Json& reply) {
     l.resident_limit.store(resident_limit(l.threads_per_block, l.dynamic_shared_bytes));
 
     auto start = std::chrono::steady_clock::now();
+    g_access_checks_off = req.engine_only;
     if (l.mode == Mode::Check) {
         races_begin_launch(l);
         counts_begin_launch(l);
+        if (req.engine_only) unwritten_forget_all(); // its stores go unseen, as fast mode's
     } else {
         unwritten_forget_all(); // fast mode's stores are invisible: stop tracking
     }
@@ -257,6 +260,7 @@ void run_launch(const LaunchRequest& req, Json& reply) {
     }
     watchdog_disarm();
     g_active_launch.store(nullptr);
+    g_access_checks_off = false;
     bool writers = false;
     if (l.mode == Mode::Check && !l.failed.load() && !writers_path.empty())
         writers = races_write_writers(l, writers_path.c_str());

@@ -17,6 +17,7 @@ struct LaunchRequest {
     unsigned block[3] = {1, 1, 1};
     uint64_t dynamic_shared_bytes = 0;
     bool check = true;
+    bool engine_only = false; // check mode with the access checks off (emu-bench's engine column)
     unsigned threads = 0; // fast mode's OS threads; 0: one per core
     std::vector<std::vector<uint8_t>> args;
 };

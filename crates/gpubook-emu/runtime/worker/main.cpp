@@ -74,7 +74,7 @@ void error(Json& j, const char* cls, const std::string& message) {
     write_failure(j, d);
 }
 
-// LAUNCH <module> <kernel> gx gy gz bx by bz <dyn> <check|fast> <threads> <nargs> <arg hex>...
+// LAUNCH <module> <kernel> gx gy gz bx by bz <dyn> <check|fast|engine> <threads> <nargs> <arg hex>...
 void launch(const std::vector<std::string>& w, Json& j) {
     LaunchRequest r;
     uint64_t v[9];
@@ -88,8 +88,10 @@ void launch(const std::vector<std::string>& w, Json& j) {
         r.block[i] = v[3 + i] > 0xffffffffull ? 0xffffffffu : unsigned(v[3 + i]);
     }
     r.dynamic_shared_bytes = v[6];
-    if (w[10] != "check" && w[10] != "fast") return error(j, "protocol", "LAUNCH: mode must be check or fast");
-    r.check = w[10] == "check";
+    if (w[10] != "check" && w[10] != "fast" && w[10] != "engine")
+        return error(j, "protocol", "LAUNCH: mode must be check, fast or engine");
+    r.check = w[10] != "fast";
+    r.engine_only = w[10] == "engine";
     if (!parse_u64(w[11], 10, &v[7]) || !parse_u64(w[12], 10, &v[8]))
         return error(j, "protocol", "LAUNCH: bad threads or nargs");
     r.threads = unsigned(v[7]);

@@ -19,6 +19,10 @@ enum AccessFlags : unsigned {
 // let other threads run (check mode interleaves them).
 void check_access(uintptr_t addr, size_t n, unsigned flags, uintptr_t pc);
 
+// An `engine` launch (emu-bench only): check mode with every access returning unchecked, so
+// the benchmark can show what the engine (fibers, barriers, hook calls) costs by itself.
+extern bool g_access_checks_off;
+
 struct Worker;
 // Ends the block with an `uninitialized_read` of [addr, addr+n).
 [[noreturn]] void report_unwritten(Worker& w, uintptr_t addr, size_t n, uintptr_t pc);

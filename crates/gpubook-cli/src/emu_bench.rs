@@ -178,6 +178,12 @@ fn native_checksum(kernel: &str, n: usize) -> f64 {
     }
 }
 
+/// The native loop runs ten times as often as the emulator: a small row's native time is tens
+/// of microseconds, and a median of five of those moved 2x from run to run.
+fn native_reps(reps: usize) -> usize {
+    (reps * 10).max(11)
+}
+
 fn ratio(a: f64, b: f64) -> String {
     format!("{:.1}x", a / b)
 }
@@ -233,9 +239,10 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         ensure!(labels.iter().any(|l| l.contains(o.as_str())), "--only {o:?} matches no row; the rows are: {}", labels.join(", "));
     }
     println!(
-        "gpubook emulator on {} ({threads} fast-mode threads; native on as many, and on 1 for check mode's 1), median of {} runs",
+        "gpubook emulator on {} ({threads} fast-mode threads; native on as many, and on 1 for check mode's 1), median of {} runs (native: of {})",
         std::env::consts::ARCH,
-        a.reps
+        a.reps,
+        native_reps(a.reps)
     );
     println!(
         "{:<22} {:>10} {:>10} {:>10} {:>11} {:>11} {:>12} {:>13} {:>14} {:>10} {:>12}",
@@ -263,9 +270,9 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         let c = if n > 65_536 { None } else { Some(bench(&check, n, reps)?) };
         let e = if n > 65_536 { None } else { Some(bench(&engine, n, reps)?) };
         let f = bench(&fast, n, reps)?;
-        let nat = native.checked(kernel, n, reps, threads, native_checksum(kernel, n))?;
+        let nat = native.checked(kernel, n, native_reps(reps), threads, native_checksum(kernel, n))?;
         let nat1 = match c {
-            Some(_) => Some(native.checked(kernel, n, reps, 1, native_checksum(kernel, n))?),
+            Some(_) => Some(native.checked(kernel, n, native_reps(reps), 1, native_checksum(kernel, n))?),
             None => None,
         };
         let (nb, nb_ratio) = match numba_of(name).filter(|_| n <= 65_536) {

@@ -18,7 +18,7 @@ fn one_row_prints_both_modes_both_baselines_and_their_ratios() {
     let num = |i: usize| cells[i].trim_end_matches('x').parse::<f64>().unwrap_or_else(|_| panic!("cell {i} of `{row}`"));
     let (check, engine, fast, native, native1) = (num(0), num(1), num(2), num(3), num(4));
     assert!([check, engine, fast, native, native1].iter().all(|t| *t > 0.0), "{row}");
-    // The ratio columns are fast/native and check/native on 1 thread, of the unrounded times:
+    // The ratio columns are fast/native, check/native and engine/native on 1 thread, of the unrounded times:
     // allow for the times' rounding to 6 decimals and the ratio's to 1.
     let near = |printed: f64, a: f64, b: f64| (printed - a / b).abs() <= (a / b) * (0.5e-6 / a + 0.5e-6 / b) + 0.05;
     assert!(near(num(5), fast, native), "fast/native in `{row}`");

@@ -173,10 +173,10 @@ __attribute__((flatten, noinline)) void check_shared(Worker& w, uintptr_t a, siz
 
 } // namespace
 
-// Every checked load and store comes here. Anything not in device or shared memory (the
-// thread's stack, a host global) is not checked.
 bool g_access_checks_off = false;
 
+// Every checked load and store comes here. Anything not in device or shared memory (the
+// thread's stack, a host global) is not checked.
 void check_access(uintptr_t a, size_t n, unsigned f, uintptr_t pc) {
     if (__builtin_expect(g_access_checks_off, 0)) return;
     Worker* w = tls_worker;

@@ -143,6 +143,10 @@ struct Warp {
     unsigned arrived = 0; // lanes waiting in a warp collective
     unsigned exited = 0;
     uint16_t epoch = 0;   // number of collectives completed (orders lanes for the race checker)
+    // The race checker's segment for this warp's global accesses, and the block's race_state
+    // and the epoch it was taken at (races.cpp).
+    uint16_t race_epoch = 0;
+    uint32_t race_state = 0, race_seg = 0;
 };
 
 // One CUDA block being run: its threads, barrier and warp state, shared memory.
@@ -178,6 +182,9 @@ struct Block {
     // __threadfence, and the releases of other blocks it has acquired.
     uint32_t clock = 1;
     Clock acquired;
+    // Bumped whenever the block's barrier epoch or clock changes: its warps' race segments are
+    // then out of date (races.cpp).
+    uint32_t race_state = 0;
     void* shared_shadow = nullptr; // the race detector's shadow of `shared` (races.cpp)
     uint64_t shared_interval = 0;  // the shadow's entries of this block since its last barrier (races.cpp)
 };

@@ -18,6 +18,9 @@ namespace {
 
 constexpr uint16_t kWrite = 1u << 13, kSync = 1u << 14, kThreadMask = (1u << 13) - 1;
 
+// An access as a report names it: block, barrier epoch, block clock, warp epoch, thread,
+// kind and pc. Global memory's shadow stores it in 8 bytes (GlobalAccess); shared memory's in
+// its own form (SharedAccess).
 struct Access {
     uint32_t block;
     uint32_t epoch;
@@ -31,13 +34,33 @@ struct Access {
     // can be missed.
     uint8_t bytes;
 };
-// `generation` says whose the entries are: a word last touched by an earlier launch (or, in a
-// shared-memory shadow, an earlier block) reads as untouched. Nothing is cleared between
-// launches, so a launch pays only for the words it touches.
-struct Word {
-    uint32_t generation;
-    Access write, read1, read2;
+
+// Global memory. What an access's block, barrier epoch, block clock and warp epoch were is the
+// same for every access a warp makes between two events that change one of them (a barrier, a
+// fence or release of its block, a collective of the warp): a segment, numbered across
+// launches and described once in g_segments. A shadow entry is then the segment and the
+// thread, kind, bytes and site (the instruction, an index into g_site_pcs) in 8 bytes, and a
+// word's last write and last two reads 24 bytes (76 before segments, the data 19 times over:
+// a 16M-element vector add touched 3.6 GB of shadow). An entry whose segment is below the
+// launch's first belongs to an earlier launch and reads as no access, so nothing is cleared
+// between launches.
+struct Segment {
+    uint32_t block;
+    uint32_t epoch;
+    uint32_t clock;
+    uint32_t warp_epoch;
 };
+// GlobalAccess::meta: thread + 1 (blocks have at most 1024 threads), write, sync, bytes, site.
+constexpr uint32_t kGThreadMask = (1u << 11) - 1, kGWrite = 1u << 11, kGSync = 1u << 12, kGBytesShift = 13,
+                   kGSiteShift = 17, kGMaxSites = (1u << 15) - 1;
+struct GlobalAccess {
+    uint32_t seg;
+    uint32_t meta;
+};
+struct GlobalWord {
+    GlobalAccess write, read1, read2;
+};
+static_assert(sizeof(GlobalWord) == 24, "three entries of 8 bytes");
 
 // Shared memory is the block's own, so its shadow needs neither a block nor a clock, and the
 // interval (races.h: a block's stretch between two barriers, numbered across all blocks) is the
@@ -60,11 +83,23 @@ void* reserve(size_t bytes) {
     return p == MAP_FAILED ? nullptr : p;
 }
 
-Word* g_global = nullptr;   // one Word per 4 bytes of the arena
+GlobalWord* g_global = nullptr; // one GlobalWord per 4 bytes of the arena
 bool g_global_failed = false;
 size_t g_touched_lo = SIZE_MAX, g_touched_hi = 0;
-// The launch running (global shadow); the last interval handed to a block (shared shadows).
-uint32_t g_launch_generation = 0;
+size_t g_ever_lo = SIZE_MAX, g_ever_hi = 0; // what any launch touched, for a renumbering
+// The segments of the running launch: g_segments[i] is segment g_first_segment + i. Segment 0
+// is never handed out, so a zeroed shadow page is no access.
+std::vector<Segment> g_segments;
+uint32_t g_first_segment = 1, g_next_segment = 1;
+// The sites (access instructions) of the running launch: g_site_pcs[site] is its pc offset;
+// site 0, an instruction past kGMaxSites, names no line. A small direct-mapped cache in front.
+std::vector<uint32_t> g_site_pcs;
+std::unordered_map<uint32_t, uint32_t> g_site_of;
+struct SiteSlot {
+    uint32_t pc, site;
+};
+SiteSlot g_site_cache[256];
+// The last interval handed to a block (shared shadows).
 uint64_t g_interval = 0;
 // A launch that touched more shadow than this gives its pages back at the end.
 constexpr size_t kKeptShadowBytes = size_t(64) << 20;
@@ -74,25 +109,78 @@ constexpr size_t kSharedShadowWords = (1 << 20) / 4;
 std::unordered_map<uintptr_t, Clock> g_sync;
 
 unsigned thread_of(const Access& a) { return unsigned(a.who & kThreadMask) - 1; }
+unsigned thread_of(const GlobalAccess& a) { return unsigned(a.meta & kGThreadMask) - 1; }
 
-// Whether `prev`, by another block, is unordered with the current access (global memory only).
-__attribute__((noinline)) bool unordered_across_blocks(const Access& prev, const Block& b) {
+inline bool this_launch(const GlobalAccess& a) { return a.seg >= g_first_segment; }
+inline const Segment& segment(const GlobalAccess& a) { return g_segments[a.seg - g_first_segment]; }
+
+// The running warp's segment: a new one when its block passed a barrier, a fence or a release,
+// or the warp a collective, since it last took one (Block::race_state, Warp::epoch).
+__attribute__((noinline)) uint32_t new_segment(const Block& b, Warp& wp) {
+    wp.race_state = b.race_state;
+    wp.race_epoch = wp.epoch;
+    g_segments.push_back(Segment{uint32_t(b.linear), b.barrier_epoch, b.clock, wp.epoch});
+    return wp.race_seg = g_first_segment + uint32_t(g_segments.size() - 1);
+}
+inline uint32_t current_segment(const Block& b, Warp& wp) {
+    if (__builtin_expect(wp.race_state == b.race_state && wp.race_epoch == wp.epoch && wp.race_seg >= g_first_segment, 1))
+        return wp.race_seg;
+    return new_segment(b, wp);
+}
+
+__attribute__((noinline)) uint32_t new_site(uint32_t pc, SiteSlot& slot) {
+    auto it = g_site_of.find(pc);
+    uint32_t site = 0;
+    if (it != g_site_of.end()) site = it->second;
+    else if (g_site_pcs.size() <= kGMaxSites) {
+        site = uint32_t(g_site_pcs.size());
+        g_site_pcs.push_back(pc);
+        g_site_of.emplace(pc, site);
+    }
+    slot = SiteSlot{pc, site};
+    return site;
+}
+inline uint32_t site_of(uint32_t pc) {
+    SiteSlot& slot = g_site_cache[(pc * 0x9E3779B1u) >> 24];
+    return slot.pc == pc && slot.site ? slot.site : new_site(pc, slot);
+}
+
+// A global entry in the form a report reads (`pc`: the access's own, when it is the current one).
+Access full(const GlobalAccess& a, uint32_t pc) {
+    const Segment& s = segment(a);
+    Access x{};
+    x.block = s.block;
+    x.epoch = s.epoch;
+    x.clock = s.clock;
+    x.pc = pc;
+    x.warp_epoch = uint16_t(s.warp_epoch);
+    x.who = uint16_t((a.meta & kGThreadMask) | ((a.meta & kGWrite) ? kWrite : 0) | ((a.meta & kGSync) ? kSync : 0));
+    x.bytes = uint8_t((a.meta >> kGBytesShift) & 0xf);
+    return x;
+}
+
+// Whether the block of segment `prev`, another block, is unordered with the current access.
+__attribute__((noinline)) bool unordered_across_blocks(const Segment& prev, const Block& b) {
     return b.acquired.get(prev.block) < prev.clock;
 }
 
-// Two accesses of global memory. Inlined: it runs up to three times for every access (most
-// return at the first tests).
-__attribute__((always_inline)) inline bool conflicts(const Access& prev, const Access& cur, const Block& b) {
-    if (!prev.who) return false;
-    // The usual exit first: an access of this block before the last __syncthreads().
-    if (prev.block == cur.block && prev.epoch != cur.epoch) return false;
-    if (!((prev.who | cur.who) & kWrite)) return false;
-    if (!(prev.bytes & cur.bytes)) return false;
-    if ((prev.who & kSync) && (cur.who & kSync)) return false;
-    if (prev.block != cur.block) return unordered_across_blocks(prev, b);
-    if (thread_of(prev) == thread_of(cur)) return false;
-    bool same_warp = thread_of(prev) / kWarpSize == thread_of(cur) / kWarpSize;
-    return !(same_warp && prev.warp_epoch != cur.warp_epoch);
+// Two accesses of global memory, `cur` in segment `cs` of block `b`. Inlined: it runs up to
+// three times for every access (most return at the first tests, none of which reads a segment).
+__attribute__((always_inline)) inline bool conflicts(const GlobalAccess& prev, const GlobalAccess& cur, const Segment& cs,
+                                                     const Block& b) {
+    if (!this_launch(prev)) return false;
+    uint32_t pm = prev.meta, cm = cur.meta;
+    if (!((pm | cm) & kGWrite)) return false;
+    if (!(pm & cm & (0xfu << kGBytesShift))) return false;
+    if ((pm & kGSync) && (cm & kGSync)) return false;
+    // One segment: one warp with nothing between the two accesses.
+    if (prev.seg == cur.seg) return (pm & kGThreadMask) != (cm & kGThreadMask);
+    const Segment& ps = segment(prev);
+    if (ps.block != cs.block) return unordered_across_blocks(ps, b);
+    if (ps.epoch != cs.epoch) return false; // a __syncthreads() between them
+    unsigned a = thread_of(prev), c = thread_of(cur);
+    if (a == c) return false;
+    return !(a / kWarpSize == c / kWarpSize && ps.warp_epoch != cs.warp_epoch);
 }
 
 std::string element_name(const Block& b, uintptr_t a, bool shared) {
@@ -172,6 +260,7 @@ __attribute__((noinline)) void synchronise(Block& b, Thread& t, uintptr_t word, 
     if (f & kAccessRelease) { // an atomic with release order is a fence and a store
         released = t.chk->release_clock = b.clock;
         b.clock++;
+        b.race_state++;
     }
     if (!released) return; // a flag set without a fence before it publishes nothing
     Clock& c = g_sync[word];
@@ -219,22 +308,47 @@ void Clock::join(const Clock& other) {
 
 void races_begin_launch(Launch&) {
     if (!g_global && !g_global_failed && g_arena.bytes()) {
-        g_global = static_cast<Word*>(reserve((g_arena.bytes() / 4 + 1) * sizeof(Word)));
+        g_global = static_cast<GlobalWord*>(reserve((g_arena.bytes() / 4 + 1) * sizeof(GlobalWord)));
         g_global_failed = g_global == nullptr; // no address space: global races go unchecked
     }
-    g_launch_generation++;
+    g_next_segment = g_first_segment + uint32_t(g_segments.size());
+    if (g_next_segment > (1u << 31)) {
+        // Numbers run out after about two billion segments: zero every shadow page any launch
+        // touched, so that numbering can start again at 1.
+        if (g_global && g_ever_lo <= g_ever_hi) {
+            size_t ps = size_t(sysconf(_SC_PAGESIZE));
+            uintptr_t from = reinterpret_cast<uintptr_t>(g_global + g_ever_lo) & ~(ps - 1);
+            uintptr_t to = reinterpret_cast<uintptr_t>(g_global + g_ever_hi + 1);
+            madvise(reinterpret_cast<void*>(from), to - from, MADV_DONTNEED);
+        }
+        g_ever_lo = SIZE_MAX;
+        g_ever_hi = 0;
+        g_next_segment = 1;
+    }
+    g_first_segment = g_next_segment;
+    g_segments.clear();
+    g_site_pcs.assign(1, 0);
+    g_site_of.clear();
+    std::memset(g_site_cache, 0, sizeof g_site_cache);
     g_sync.clear();
 }
 
 void races_end_launch() {
+    if (g_global && g_touched_lo <= g_touched_hi) {
+        g_ever_lo = std::min(g_ever_lo, g_touched_lo);
+        g_ever_hi = std::max(g_ever_hi, g_touched_hi);
+    }
     if (g_global && g_touched_lo <= g_touched_hi &&
-        (g_touched_hi - g_touched_lo + 1) * sizeof(Word) > kKeptShadowBytes) {
-        // Give the touched shadow pages back: they read as zeros (no access) afterwards, and
-        // a big check-mode launch does not keep its shadow (19x the data) resident.
+        (g_touched_hi - g_touched_lo + 1) * sizeof(GlobalWord) > kKeptShadowBytes) {
+        // Let the kernel take the touched shadow pages back when it needs memory (MADV_FREE):
+        // a big check-mode launch's shadow (6x the data) is not held against the machine, yet
+        // a page the kernel has not taken is not faulted in and zeroed again by the next launch
+        // (a 16M vector add: 7.4 s a launch with MADV_DONTNEED, 2.2 s). Taken or not, an entry
+        // reads as no access: zeros, or an earlier launch's segment.
         size_t ps = size_t(sysconf(_SC_PAGESIZE));
         uintptr_t from = reinterpret_cast<uintptr_t>(g_global + g_touched_lo) & ~(ps - 1);
         uintptr_t to = reinterpret_cast<uintptr_t>(g_global + g_touched_hi + 1);
-        madvise(reinterpret_cast<void*>(from), to - from, MADV_DONTNEED);
+        madvise(reinterpret_cast<void*>(from), to - from, MADV_FREE);
     }
     g_touched_lo = SIZE_MAX;
     g_touched_hi = 0;
@@ -245,15 +359,20 @@ void races_begin_block(Block& b) {
     if (!b.shared_shadow) b.shared_shadow = reserve(kSharedShadowWords * sizeof(SharedWord));
     b.shared_interval = ++g_interval;
     b.clock = 1;
+    b.race_state++;
     b.acquired.clear();
 }
 
-void races_barrier(Block& b) { b.shared_interval = ++g_interval; }
+void races_barrier(Block& b) {
+    b.shared_interval = ++g_interval;
+    b.race_state++;
+}
 
 void races_fence(Worker& w) {
     Block& b = *w.blk;
     w.current->chk->release_clock = b.clock;
     b.clock++;
+    b.race_state++;
 }
 
 void races_acquire(Worker& w, uintptr_t addr) {
@@ -263,8 +382,8 @@ void races_acquire(Worker& w, uintptr_t addr) {
 
 uint32_t races_last_writer(uintptr_t addr) {
     if (!g_global || !g_arena.contains(addr)) return UINT32_MAX;
-    const Word& s = g_global[(addr - g_arena.base()) / 4];
-    return s.generation == g_launch_generation && s.write.who ? s.write.block : UINT32_MAX;
+    const GlobalAccess& last = g_global[(addr - g_arena.base()) / 4].write;
+    return this_launch(last) ? segment(last).block : UINT32_MAX;
 }
 
 bool races_write_writers(const Launch& l, const char* path) {
@@ -281,10 +400,9 @@ bool races_write_writers(const Launch& l, const char* path) {
         who.assign(n, 0);
         for (uint64_t e = 0; e < n; e++) {
             uintptr_t a = buf->addr + e * es;
-            const Word& s = g_global[(a - g_arena.base()) / 4];
-            const Access& w = s.write;
-            if (s.generation == g_launch_generation && w.who && ((w.bytes >> (a % 4)) & 1))
-                who[e] = uint64_t(w.block) * l.threads_per_block + thread_of(w) + 1;
+            const GlobalAccess& w = g_global[(a - g_arena.base()) / 4].write;
+            if (this_launch(w) && ((w.meta >> (kGBytesShift + a % 4)) & 1))
+                who[e] = uint64_t(segment(w).block) * l.threads_per_block + thread_of(w) + 1;
         }
         uint64_t head[3] = {uint64_t(buf->addr), es, n};
         good = good && std::fwrite(head, sizeof head, 1, f) == 1;
@@ -395,33 +513,33 @@ void race_check_global(Worker& w, uintptr_t addr, size_t n, unsigned f, uintptr_
     bool write = f & kAccessWrite;
     if ((f & kAccessSync)) synchronise(b, t, addr & ~uintptr_t(3), f);
     if (!g_global) return;
-    Word* table = g_global;
+    GlobalWord* table = g_global;
     uintptr_t base = g_arena.base();
     size_t first = (addr - base) / 4, last = (addr + n - 1 - base) / 4;
     if (first < g_touched_lo) g_touched_lo = first;
     if (last > g_touched_hi) g_touched_hi = last;
-    uint32_t generation = g_launch_generation;
-    Access cur;
-    cur.block = uint32_t(b.linear);
-    cur.epoch = b.barrier_epoch;
-    cur.clock = b.clock;
-    cur.warp_epoch = b.warps[t.linear / kWarpSize].epoch;
-    cur.who = who_of(t, f);
-    cur.pc = uint32_t(pc - w.launch->module_base);
+    GlobalAccess cur;
+    cur.seg = current_segment(b, b.warps[t.linear / kWarpSize]);
+    const Segment& cs = g_segments[cur.seg - g_first_segment];
+    uint32_t offset = uint32_t(pc - w.launch->module_base);
+    uint32_t meta = (t.linear + 1) | (write ? kGWrite : 0) | ((f & kAccessSync) ? kGSync : 0) | site_of(offset) << kGSiteShift;
+    auto fail = [&](const GlobalAccess& prev, uintptr_t at) {
+        report(w, full(prev, g_site_pcs[prev.meta >> kGSiteShift]), full(cur, offset), at, false);
+    };
     for (size_t i = first; i <= last; i++) {
-        Word& s = table[i];
-        if (s.generation != generation) {
-            s = Word();
-            s.generation = generation;
-        }
+        GlobalWord& s = table[i];
         uintptr_t at = addr;
-        cur.bytes = first == last && n == 4 ? 0xf : bytes_of(base + i * 4, addr, n, at);
-        if (conflicts(s.write, cur, b)) report(w, s.write, cur, at, false);
+        uint32_t bytes = first == last && n == 4 ? 0xf : bytes_of(base + i * 4, addr, n, at);
+        cur.meta = meta | bytes << kGBytesShift;
+        if (conflicts(s.write, cur, cs, b)) fail(s.write, at);
         if (write) {
-            if (conflicts(s.read1, cur, b)) report(w, s.read1, cur, at, false);
-            if (conflicts(s.read2, cur, b)) report(w, s.read2, cur, at, false);
+            if (conflicts(s.read1, cur, cs, b)) fail(s.read1, at);
+            if (conflicts(s.read2, cur, cs, b)) fail(s.read2, at);
             s.write = cur;
-        } else if ((s.read1.who & kThreadMask) == (cur.who & kThreadMask) && s.read1.block == cur.block) {
+        } else if (!this_launch(s.read1)) {
+            s.read1 = cur; // the word's first read this launch (read2 is older still)
+        } else if ((s.read1.meta & kGThreadMask) == (cur.meta & kGThreadMask) &&
+                   (s.read1.seg == cur.seg || segment(s.read1).block == cs.block)) {
             s.read1 = cur; // the same thread read it last: one entry keeps it
         } else {
             s.read2 = s.read1;

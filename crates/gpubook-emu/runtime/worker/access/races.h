@@ -2,8 +2,9 @@
 //
 // A shadow table keeps, per 4-byte word of global and shared memory, the last write and the
 // last two reads by different threads, each with its (block, barrier epoch, warp epoch, thread,
-// block clock, pc); a shared-memory word keeps only (warp epoch, thread, pc) and the barrier
-// interval it was touched in, since shared memory is one block's. Two accesses from different threads conflict when at least one is a write
+// block clock, pc): for global memory in 8 bytes, the first four through a segment (races.cpp);
+// a shared-memory word keeps only (warp epoch, thread, pc) and the barrier interval it was
+// touched in, since shared memory is one block's. Two accesses from different threads conflict when at least one is a write
 // and they are not both synchronising (atomic or volatile), and
 //   - same block: no __syncthreads() between them (same barrier epoch), and for lanes of one
 //     warp also no warp collective/__syncwarp() between them;

@@ -374,8 +374,10 @@ impl EmuDevice {
             Ok(reply) => {
                 let err = self.failure(&reply, module, &so, &rt);
                 // After a crash, a hang or a trap the worker's state is suspect: start afresh.
-                let suspect =
-                    matches!(reply.kernel_class(), Some(DiagClass::Crash | DiagClass::StackOverflow | DiagClass::Hang | DiagClass::Trap));
+                let suspect = matches!(
+                    reply.kernel_class(),
+                    Some(DiagClass::Crash | DiagClass::StackOverflow | DiagClass::Hang | DiagClass::TooSlow | DiagClass::Trap)
+                );
                 if suspect || !slot.worker.as_mut().is_some_and(Worker::alive) {
                     self.retire(&mut slot);
                 }
@@ -573,13 +575,15 @@ impl EmuDevice {
                 d
             }
         };
-        d.class = DiagClass::Hang;
-        d.notes.push(
-            "look for a loop whose condition never changes for some thread, or a thread waiting \
-             for a value that nothing writes (blocks run together only as many as the device \
-             holds at once)"
-                .into(),
-        );
+        if d.class != DiagClass::TooSlow {
+            d.class = DiagClass::Hang;
+            d.notes.push(
+                "look for a loop whose condition never changes for some thread, or a thread waiting \
+                 for a value that nothing writes (blocks run together only as many as the device \
+                 holds at once)"
+                    .into(),
+            );
+        }
         EmuError::Kernel(d)
     }
 

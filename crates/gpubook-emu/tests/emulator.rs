@@ -176,6 +176,31 @@ fn out_of_bounds_write_names_thread_buffer_and_line() {
     dev.launch(&module, "vector_add", &spec(4, 256, 0, Mode::Check), &args).unwrap();
 }
 
+/// A launch the watchdog stops while its threads are still finishing is "too slow", not a
+/// hang: nothing in the kernel is wrong, and the report says how far it got and what to do.
+#[test]
+fn a_launch_that_is_only_slow_is_not_called_a_hang() {
+    let mut cfg = config();
+    cfg.watchdog = Duration::from_millis(400);
+    let dev = EmuDevice::new(1, cfg).unwrap();
+    let module = dev.load_module(&kernel("vector_add.cu")).unwrap();
+    // 16M elements: seconds in check mode on any machine, a hundredth of that per block.
+    let n: usize = 16 << 20;
+    let buffers: Vec<u64> = ["a", "b", "c"].iter().map(|l| dev.alloc(n * 4, 4, l).unwrap()).collect();
+    for &b in &buffers {
+        dev.fill(b, 0, n * 4).unwrap();
+    }
+    let args = [arg(buffers[0]), arg(buffers[1]), arg(buffers[2]), arg(n as i32)];
+    let d = kernel_diagnostic(dev.launch(&module, "vector_add", &spec((n / 256) as u32, 256, 0, Mode::Check), &args));
+    assert_eq!(d.class, DiagClass::TooSlow, "{d}");
+    let text = d.to_string();
+    assert!(text.contains("not stuck") && text.contains("of 65536 blocks done"), "{text}");
+    assert!(text.contains("GPUBOOK_EMU_WATCHDOG_S") && text.contains("fast mode"), "{text}");
+    // The device goes on: a small launch on the same buffers finishes.
+    dev.launch(&module, "vector_add", &spec(4, 256, 0, Mode::Check), &[arg(buffers[0]), arg(buffers[1]), arg(buffers[2]), arg(1024i32)])
+        .unwrap();
+}
+
 #[test]
 fn a_hang_is_stopped_by_the_watchdog_and_the_device_recovers() {
     let mut cfg = config();

@@ -174,6 +174,11 @@ void test_bugs() {
            "");
     expect(exited, "worker exits after a hang", "");
     expect_diag("spinning kernel is a hang (fast)", run_bug("spin", 8, 32, flag, "fast"), "hang", "has been running");
+    // Inside a block loop the threads before the spinning one have finished, those after it not started.
+    Reply looped = run_bug("spin_one", 1, 32, flag, "fast");
+    expect_diag("a spin inside a block loop is a hang (fast)", looped, "hang", "Thread (5,0,0) of block (0,0,0)");
+    expect(looped.has("threads 6-31 have not started; threads 0-4 have finished"),
+           "the hang report knows which threads of a block loop finished", looped.json);
     {
         Worker w(g_worker);
         w.command("TIMEOUT 0"); // only the host's nudge can end this one

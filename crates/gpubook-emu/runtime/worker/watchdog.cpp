@@ -16,10 +16,76 @@ namespace gpubook::rt {
 
 namespace {
 
+using Steady = std::chrono::steady_clock;
+
 std::mutex g_mutex;
 uint64_t g_armed_launch = 0; // 0: disarmed
 uint64_t g_limit_ms = 0;
-std::chrono::steady_clock::time_point g_deadline;
+Steady::time_point g_deadline;
+
+// What the watchdog saw of the launch while it ran (sampled at every poll), to tell a launch
+// that is only slow from one that is stuck: when each worker's `progress` last moved, and the
+// blocks done a second or more before the latest sample (for the pace).
+struct Seen {
+    uint64_t progress = 0;
+    Steady::time_point moved;
+};
+std::vector<Seen> g_seen;
+Steady::time_point g_pace_at;
+uint64_t g_pace_done = 0, g_pace_prev_done = 0;
+Steady::time_point g_pace_prev_at;
+
+void watch_progress(Steady::time_point now) {
+    int n = worker_count();
+    while (int(g_seen.size()) < n) g_seen.push_back(Seen{worker_at(int(g_seen.size())).progress, now});
+    for (int i = 0; i < n; i++) {
+        uint64_t p = worker_at(i).progress;
+        if (p != g_seen[size_t(i)].progress) g_seen[size_t(i)] = Seen{p, now};
+    }
+    if (now - g_pace_at >= std::chrono::seconds(1)) {
+        g_pace_prev_at = g_pace_at;
+        g_pace_prev_done = g_pace_done;
+        g_pace_at = now;
+        g_pace_done = launch_blocks_done();
+    }
+}
+
+// Every worker that holds blocks of the launch moved within the last quarter of the limit (at
+// most a second): the launch is slow, not stuck. A thread that loops forever, a spin on a value
+// nothing writes and a barrier some thread never reaches all leave their worker's `progress`
+// still.
+bool only_slow(Steady::time_point now) {
+    auto window = std::min<Steady::duration>(std::chrono::seconds(1), std::chrono::milliseconds(g_limit_ms) / 4);
+    bool any = false;
+    for (int i = 0, n = std::min(worker_count(), int(g_seen.size())); i < n; i++) {
+        Worker& w = worker_at(i);
+        if (!w.launch || w.resident_blocks.load() == 0) continue;
+        if (now - g_seen[size_t(i)].moved > window) return false;
+        any = true;
+    }
+    return any;
+}
+
+std::string slow_message(const Launch& l, Steady::time_point now) {
+    uint64_t done = launch_blocks_done();
+    std::string pace;
+    double secs = std::chrono::duration<double>(now - g_pace_prev_at).count();
+    if (g_pace_prev_at != Steady::time_point{} && done > g_pace_prev_done && secs > 0) {
+        double per_s = double(done - g_pace_prev_done) / secs;
+        pace = format("; at the pace of its last %.1f s it needed about %.0f s more", secs,
+                      double(l.total_blocks - done) / per_s + 0.5);
+    }
+    const char* why = l.mode == Mode::Check
+                          ? "Check mode sends every load and store through its checks and runs one block at a "
+                            "time, a hundred times or more slower than the same loop compiled natively."
+                          : "Fast mode has no checks; the kernel's work itself takes that long on this CPU.";
+    return format("too slow: the launch ran for more than %llu ms, the emulator's watchdog, but it was not stuck: "
+                  "its threads were still finishing (%llu of %llu blocks done%s). %s Give it more time "
+                  "(GPUBOOK_EMU_WATCHDOG_S, in seconds), a smaller input%s.",
+                  (unsigned long long)g_limit_ms, (unsigned long long)done, (unsigned long long)l.total_blocks,
+                  pace.c_str(), why,
+                  l.mode == Mode::Check ? ", or fast mode (GPUBOOK_EMU_MODE=fast; gpubook run --mode fast)" : "");
+}
 
 // Runs on the interrupted worker thread: note where it was, then stay frozen until exit.
 void on_sample(int, siginfo_t*, void* uc) {
@@ -32,10 +98,16 @@ void on_sample(int, siginfo_t*, void* uc) {
     for (;;) pause();
 }
 
-std::string thread_list(const Block& b, const Launch& l, ThreadState s) {
+// The threads of `b` in state `s`. A block loop (fast mode) does not keep its threads' states
+// one by one: those it ran before `looping` have finished, `looping` runs.
+std::string thread_list(const Block& b, const Launch& l, ThreadState s, const Worker& w, const Thread* looping) {
     std::vector<unsigned> v;
-    for (unsigned i = 0; i < b.nthreads; i++)
-        if (b.states[i] == s) v.push_back(i);
+    for (unsigned i = 0; i < b.nthreads; i++) {
+        ThreadState st = b.states[i];
+        if (looping && looping->block == &b && i >= w.loop_first && i <= looping->linear)
+            st = i < looping->linear ? ThreadState::Exited : ThreadState::Running;
+        if (st == s) v.push_back(i);
+    }
     return v.empty() ? "" : describe_threads(v, l.block);
 }
 
@@ -128,7 +200,7 @@ void describe(Worker& w, Diagnostic& d, bool first, bool expired) {
         unsigned tc[3] = {view(*t).thread_idx.x, view(*t).thread_idx.y, view(*t).thread_idx.z};
         std::string others;
         auto add = [&](ThreadState s, const char* what) {
-            std::string list = thread_list(*running, l, s);
+            std::string list = thread_list(*running, l, s, w, w.current ? nullptr : w.sampled_thread);
             if (!list.empty()) others += (others.empty() ? "" : "; ") + list + what;
         };
         add(ThreadState::AtBarrier, " wait at __syncthreads()");
@@ -180,6 +252,15 @@ void describe(Worker& w, Diagnostic& d, bool first, bool expired) {
         std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
     Diagnostic d;
+    auto now = Steady::now();
+    Launch* active = g_active_launch.load();
+    if (expired && active && only_slow(now)) {
+        d.cls = "too_slow";
+        d.message = slow_message(*active, now);
+        static Json j;
+        write_failure(j, d);
+        report_and_exit(j.c_str(), 71);
+    }
     d.cls = "hang";
     bool first = true;
     for (int i = 0; i < n; i++) {
@@ -204,7 +285,9 @@ void watchdog_main() {
         timespec poll{0, 20 * 1000 * 1000};
         bool asked = sigtimedwait(&usr1, nullptr, &poll) == SIGUSR1;
         std::lock_guard<std::mutex> lock(g_mutex);
-        bool expired = g_armed_launch && std::chrono::steady_clock::now() >= g_deadline;
+        auto now = Steady::now();
+        if (g_armed_launch) watch_progress(now);
+        bool expired = g_armed_launch && now >= g_deadline;
         if ((asked && g_active_launch.load()) || expired) report_hang(expired);
         launch_poll();
     }
@@ -232,7 +315,13 @@ void watchdog_arm(uint64_t launch_id, uint64_t limit_ms) {
     if (!limit_ms) return;
     g_armed_launch = launch_id;
     g_limit_ms = limit_ms;
-    g_deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(limit_ms);
+    auto now = Steady::now();
+    g_deadline = now + std::chrono::milliseconds(limit_ms);
+    g_seen.clear();
+    g_pace_at = now;
+    g_pace_done = launch_blocks_done();
+    g_pace_prev_at = Steady::time_point{};
+    watch_progress(now);
 }
 
 void watchdog_disarm() {

@@ -192,6 +192,14 @@ struct Block {
 inline const gpubook_thread_view& view(const Thread& t) { return t.block->views[t.linear]; }
 inline ThreadState& state(const Thread& t) { return t.block->states[t.linear]; }
 
+// Bumped by its worker's thread, read by the watchdog's: relaxed atomics, which compile to
+// plain moves, so the hot paths that bump it pay nothing for the second reader.
+struct ProgressCounter {
+    std::atomic<uint64_t> value{0};
+    void operator++(int) { value.store(value.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed); }
+    operator uint64_t() const { return value.load(std::memory_order_relaxed); }
+};
+
 struct Worker;
 struct Fiber {
     void* sp = nullptr;
@@ -212,7 +220,8 @@ struct Worker {
     bool start_next = false;          // a yield asks the next fiber to start a new thread
     // Incremented whenever something happens that can end a wait: a thread exits, a barrier or
     // warp collective releases, a waiting thread reads a new value, a block starts or ends.
-    uint64_t progress = 0;
+    // The watchdog reads it too, to tell a slow launch from a stuck one.
+    ProgressCounter progress;
     uint64_t stall_mark = 0;          // `progress` when every resident block last waited
 
     Thread* current = nullptr;        // null while a block loop runs (see `loop`)

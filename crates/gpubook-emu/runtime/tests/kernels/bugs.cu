@@ -65,6 +65,13 @@ extern "C" __global__ void spin(volatile int* flag) {
     }
 }
 
+// One thread spins, with no barrier: in fast mode it spins inside the block's loop.
+extern "C" __global__ void spin_one(volatile int* flag) {
+    if (threadIdx.x == 5)
+        while (*flag == 0) {
+        }
+}
+
 extern "C" __global__ void null_write(float* p) {
     float* q = nullptr;
     q[threadIdx.x] = p[0];
@@ -96,6 +103,7 @@ GPUBOOK_EXPORT_KERNEL(early_return)
 GPUBOOK_EXPORT_KERNEL(split_barrier)
 GPUBOOK_EXPORT_KERNEL(shuffle_half)
 GPUBOOK_EXPORT_KERNEL(spin)
+GPUBOOK_EXPORT_KERNEL(spin_one)
 GPUBOOK_EXPORT_KERNEL(null_write)
 GPUBOOK_EXPORT_KERNEL(stack_array)
 GPUBOOK_EXPORT_KERNEL(deep_recursion)

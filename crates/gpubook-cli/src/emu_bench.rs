@@ -9,6 +9,10 @@
 //! (check mode's: check mode runs one thread by design, for deterministic reports, so against
 //! a many-thread baseline its ratio would mostly count the machine's cores).
 //!
+//! Issue 12's goals are printed as `goal:` lines: fast mode within 3x of native on the memory-bound
+//! kernel (the 16M vector add), and check mode within 30x of native on one thread, read both ways:
+//! on that memory-bound kernel, as fast mode's goal is, and on every row.
+//!
 //! The engine column is check mode with every access check off (the hooks return at once): what
 //! running threads on fibers, their barriers and a call per access cost by themselves, the floor
 //! under check mode's ratio that no cheaper check can go below.
@@ -34,7 +38,10 @@ pub struct Args {
 }
 
 fn emulator(mode: Mode, bench_engine_only: bool) -> anyhow::Result<Gpu> {
-    let config = EmuConfig { mode, bench_engine_only, ..EmuConfig::from_env() };
+    let env = EmuConfig::from_env();
+    // Check mode's 16M vector add takes seconds a launch: more than a learner's default watchdog.
+    let watchdog = env.watchdog.max(std::time::Duration::from_secs(600));
+    let config = EmuConfig { mode, bench_engine_only, watchdog, ..env };
     Ok(Gpu::emulated(0, config)?)
 }
 
@@ -266,45 +273,31 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         if a.only.as_ref().is_some_and(|o| !label.contains(o.as_str())) {
             continue;
         }
-        // Check mode at 16M would outlast the watchdog: that row is fast mode's.
-        let c = if n > 65_536 { None } else { Some(bench(&check, n, reps)?) };
-        let e = if n > 65_536 { None } else { Some(bench(&engine, n, reps)?) };
+        let c = bench(&check, n, reps)?;
+        let e = bench(&engine, n, reps)?;
         let f = bench(&fast, n, reps)?;
         let nat = native.checked(kernel, n, native_reps(reps), threads, native_checksum(kernel, n))?;
-        let nat1 = match c {
-            Some(_) => Some(native.checked(kernel, n, native_reps(reps), 1, native_checksum(kernel, n))?),
-            None => None,
-        };
+        let nat1 = native.checked(kernel, n, native_reps(reps), 1, native_checksum(kernel, n))?;
         let (nb, nb_ratio) = match numba_of(name).filter(|_| n <= 65_536) {
-            Some(t) => (format!("{t:.3}"), c.map_or("-".into(), |c| format!("{:.0}x", t / c))),
+            Some(t) => (format!("{t:.3}"), format!("{:.0}x", t / c)),
             None => ("-".into(), "-".into()),
         };
-        let (check_s, check_ratio) = match (c, nat1) {
-            (Some(c), Some(n1)) => (format!("{c:.6}"), ratio(c, n1)),
-            _ => ("-".into(), "-".into()),
-        };
-        let (engine_s, engine_ratio) = match (e, nat1) {
-            (Some(e), Some(n1)) => (format!("{e:.6}"), ratio(e, n1)),
-            _ => ("-".into(), "-".into()),
-        };
         // Microseconds: a small row's native time is tens of them.
-        let nat1_s = nat1.map_or("-".into(), |t| format!("{t:.6}"));
         println!(
-            "{label:<22} {check_s:>10} {engine_s:>10} {f:>10.6} {nat:>11.6} {nat1_s:>11} {:>12} {check_ratio:>13} {engine_ratio:>14} {nb:>10} {nb_ratio:>12}",
-            ratio(f, nat)
+            "{label:<22} {c:>10.6} {e:>10.6} {f:>10.6} {nat:>11.6} {nat1:>11.6} {:>12} {:>13} {:>14} {nb:>10} {nb_ratio:>12}",
+            ratio(f, nat),
+            ratio(c, nat1),
+            ratio(e, nat1)
         );
         if n == 16 << 20 {
-            memory_bound = Some(f / nat);
+            memory_bound = Some((f / nat, c / nat1));
         }
-        if let (Some(c), Some(n1)) = (c, nat1) {
-            worst_check = Some(worst_check.unwrap_or(0.0).max(c / n1));
-        }
-        if let (Some(e), Some(n1)) = (e, nat1) {
-            worst_engine = Some(worst_engine.unwrap_or(0.0).max(e / n1));
-        }
+        worst_check = Some(worst_check.unwrap_or(0.0).max(c / nat1));
+        worst_engine = Some(worst_engine.unwrap_or(0.0).max(e / nat1));
     }
-    if let Some(r) = memory_bound {
-        goal("fast mode on the memory-bound vector_add (16M)", "native", r, 3.0);
+    if let Some((fast, check)) = memory_bound {
+        goal("fast mode on the memory-bound vector_add (16M)", "native", fast, 3.0);
+        goal("check mode on the memory-bound vector_add (16M)", "native on 1 thread", check, 30.0);
     }
     if let Some(r) = worst_check {
         goal("check mode, every kernel above,", "native on 1 thread", r, 30.0);

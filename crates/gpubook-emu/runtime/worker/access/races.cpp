@@ -306,6 +306,17 @@ void Clock::join(const Clock& other) {
     entries.swap(out);
 }
 
+namespace {
+// madvise the global shadow's pages that hold words lo..hi (whole pages: the words around them
+// on those pages are an earlier launch's, which read as untouched whatever the advice does).
+void advise_shadow(size_t lo, size_t hi, int advice) {
+    size_t ps = size_t(sysconf(_SC_PAGESIZE));
+    uintptr_t from = reinterpret_cast<uintptr_t>(g_global + lo) & ~(ps - 1);
+    uintptr_t to = reinterpret_cast<uintptr_t>(g_global + hi + 1);
+    madvise(reinterpret_cast<void*>(from), to - from, advice);
+}
+} // namespace
+
 void races_begin_launch(Launch&) {
     if (!g_global && !g_global_failed && g_arena.bytes()) {
         g_global = static_cast<GlobalWord*>(reserve((g_arena.bytes() / 4 + 1) * sizeof(GlobalWord)));
@@ -315,12 +326,7 @@ void races_begin_launch(Launch&) {
     if (g_next_segment > (1u << 31)) {
         // Numbers run out after about two billion segments: zero every shadow page any launch
         // touched, so that numbering can start again at 1.
-        if (g_global && g_ever_lo <= g_ever_hi) {
-            size_t ps = size_t(sysconf(_SC_PAGESIZE));
-            uintptr_t from = reinterpret_cast<uintptr_t>(g_global + g_ever_lo) & ~(ps - 1);
-            uintptr_t to = reinterpret_cast<uintptr_t>(g_global + g_ever_hi + 1);
-            madvise(reinterpret_cast<void*>(from), to - from, MADV_DONTNEED);
-        }
+        if (g_global && g_ever_lo <= g_ever_hi) advise_shadow(g_ever_lo, g_ever_hi, MADV_DONTNEED);
         g_ever_lo = SIZE_MAX;
         g_ever_hi = 0;
         g_next_segment = 1;
@@ -345,10 +351,7 @@ void races_end_launch() {
         // a page the kernel has not taken is not faulted in and zeroed again by the next launch
         // (a 16M vector add: 7.4 s a launch with MADV_DONTNEED, 2.2 s). Taken or not, an entry
         // reads as no access: zeros, or an earlier launch's segment.
-        size_t ps = size_t(sysconf(_SC_PAGESIZE));
-        uintptr_t from = reinterpret_cast<uintptr_t>(g_global + g_touched_lo) & ~(ps - 1);
-        uintptr_t to = reinterpret_cast<uintptr_t>(g_global + g_touched_hi + 1);
-        madvise(reinterpret_cast<void*>(from), to - from, MADV_FREE);
+        advise_shadow(g_touched_lo, g_touched_hi, MADV_FREE);
     }
     g_touched_lo = SIZE_MAX;
     g_touched_hi = 0;

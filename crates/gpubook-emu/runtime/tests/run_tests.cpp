@@ -215,6 +215,29 @@ void test_bugs() {
         expect_diag("integer division by zero", div, "crash", "division by zero");
 }
 
+// The race shadow's segment numbers start again at 1 when they run out (GPUBOOK_EMU_SEGMENT_LIMIT
+// makes that 50 here, and a 64-block vector add takes 512): every shadow page an earlier launch
+// touched is zeroed, so its entries are not read as this launch's. The second launch is shifted
+// by a warp, so that an entry left over would name another warp's segment: a race that is not there.
+void test_segment_renumbering() {
+    setenv("GPUBOOK_EMU_SEGMENT_LIMIT", "50", 1);
+    Worker w(g_worker);
+    unsetenv("GPUBOOK_EMU_SEGMENT_LIMIT");
+    int n = 64 * 256;
+    float* a = w.alloc<float>(size_t(n), "a");
+    float* b = w.alloc<float>(size_t(n), "b");
+    float* c = w.alloc<float>(size_t(n), "c");
+    for (int i = 0; i < n; i++) a[i] = b[i] = 1.0f;
+    w.load("m", so("basics", "check"));
+    Reply first = w.launch("m", "vector_add", 64, 256, {arg(a), arg(b), arg(c), arg(n)}, "check");
+    Reply shifted = w.launch("m", "vector_add", 64, 256, {arg(a + 32), arg(b + 32), arg(c + 32), arg(n - 32)}, "check");
+    expect(first.ok() && shifted.ok(), "launches across a renumbering of race segments report nothing that is not there",
+           first.json + shifted.json);
+    w.load("b", so("bugs", "check"));
+    Reply race = w.launch("b", "count_blocks", 4, 32, {arg(w.alloc<int>(1, "counter", 0))}, "check");
+    expect_diag("a race is still found after a renumbering", race, "race", "between blocks");
+}
+
 void test_unwritten() {
     Worker w(g_worker);
     const int n = 300;
@@ -322,6 +345,7 @@ int main(int argc, char** argv) {
         test_last_block(mode);
     }
     test_bugs();
+    test_segment_renumbering();
     test_launch_config();
     test_unwritten();
     if (argc > 3) benchmarks(argc > 4 ? argv[4] : "");

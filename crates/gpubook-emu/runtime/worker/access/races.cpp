@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <unordered_map>
 #include <vector>
@@ -322,8 +323,13 @@ void races_begin_launch(Launch&) {
         g_global = static_cast<GlobalWord*>(reserve((g_arena.bytes() / 4 + 1) * sizeof(GlobalWord)));
         g_global_failed = g_global == nullptr; // no address space: global races go unchecked
     }
+    // GPUBOOK_EMU_SEGMENT_LIMIT: a lower limit, for the test of the renumbering.
+    static const uint32_t limit = [] {
+        const char* v = std::getenv("GPUBOOK_EMU_SEGMENT_LIMIT");
+        return v && std::atoi(v) > 0 ? uint32_t(std::atoi(v)) : 1u << 31;
+    }();
     g_next_segment = g_first_segment + uint32_t(g_segments.size());
-    if (g_next_segment > (1u << 31)) {
+    if (g_next_segment > limit) {
         // Numbers run out after about two billion segments: zero every shadow page any launch
         // touched, so that numbering can start again at 1.
         if (g_global && g_ever_lo <= g_ever_hi) advise_shadow(g_ever_lo, g_ever_hi, MADV_DONTNEED);

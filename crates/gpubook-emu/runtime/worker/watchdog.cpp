@@ -234,8 +234,8 @@ void describe(Worker& w, Diagnostic& d, bool first, bool expired) {
     }
 }
 
-// `expired`: our own limit passed (else the host asked).
-[[noreturn]] void report_hang(bool expired) {
+// `expired`: our own limit passed (else the host asked), noticed at `now`.
+[[noreturn]] void report_hang(bool expired, Steady::time_point now) {
     int n = worker_count();
     for (int i = 0; i < n; i++) {
         Worker& w = worker_at(i);
@@ -252,7 +252,6 @@ void describe(Worker& w, Diagnostic& d, bool first, bool expired) {
         std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
     Diagnostic d;
-    auto now = Steady::now();
     Launch* active = g_active_launch.load();
     if (expired && active && only_slow(now)) {
         d.cls = "too_slow";
@@ -288,7 +287,7 @@ void watchdog_main() {
         auto now = Steady::now();
         if (g_armed_launch) watch_progress(now);
         bool expired = g_armed_launch && now >= g_deadline;
-        if ((asked && g_active_launch.load()) || expired) report_hang(expired);
+        if ((asked && g_active_launch.load()) || expired) report_hang(expired, now);
         launch_poll();
     }
 }

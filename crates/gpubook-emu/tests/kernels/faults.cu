@@ -31,3 +31,12 @@ extern "C" __global__ void failed_assert(int* p) {
     assert(threadIdx.x != 3);
     p[threadIdx.x] = 1;
 }
+
+// Busy but never stuck: every thread reads `reps` elements, so a big grid takes many seconds in
+// check mode while threads finish all the time.
+extern "C" __global__ void busy(const float* x, float* out, int reps) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    float s = 0.0f;
+    for (int r = 0; r < reps; r++) s += x[(i + r) % 1024];
+    out[i] = s;
+}

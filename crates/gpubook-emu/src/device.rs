@@ -105,6 +105,21 @@ pub struct LaunchStats {
     pub mode: Mode,
     /// Memory traffic (check mode only; None in fast mode).
     pub counts: Option<AccessCounts>,
+    /// Check mode: the checks this launch could not make, when the worker was refused the
+    /// address space their shadow needs (`ulimit -v`, strict overcommit); warned once on stderr.
+    pub unchecked: Option<String>,
+}
+
+/// Says once a process that check mode left something unchecked: a grader that expects a race
+/// and sees none should not leave the learner guessing why.
+fn warn_unchecked(what: &str) {
+    static WARNED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+    if !WARNED.swap(true, std::sync::atomic::Ordering::Relaxed) {
+        eprintln!(
+            "gpubook emulator: check mode could not check {what}. Raise the address-space limit \
+             (`ulimit -v unlimited`) or allow overcommit (vm.overcommit_memory 0 or 1) to check them."
+        );
+    }
 }
 
 /// Properties of the emulated device. Its launch limits are a GPU's, from `gpubook::gpu`'s table.
@@ -363,6 +378,7 @@ impl EmuDevice {
         let worker = slot.worker.as_mut().expect("ready_worker started it");
         match worker.request(&line, Some(deadline)) {
             Ok(reply) if reply.ok => Ok(LaunchStats {
+                unchecked: reply.unchecked.inspect(|what| warn_unchecked(what)),
                 wall: reply.ns.map(Duration::from_nanos).unwrap_or_else(|| started.elapsed()),
                 threads: launch.grid.iter().chain(&launch.block).map(|&d| d as u64).product(),
                 mode,

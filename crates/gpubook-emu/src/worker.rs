@@ -38,6 +38,9 @@ pub(crate) struct Reply {
     /// A check-mode launch's access counts.
     #[serde(default)]
     pub counts: Option<AccessCounts>,
+    /// Check mode: the checks the launch could not make (their shadow's address space was refused).
+    #[serde(default)]
+    pub unchecked: Option<String>,
     /// The launch wrote the writers file it was asked for (WRITERS).
     #[serde(default)]
     pub writers: bool,

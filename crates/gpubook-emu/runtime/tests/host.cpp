@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -47,6 +48,12 @@ Worker::Worker(const std::string& worker_path, size_t arena_bytes) : arena_bytes
         char addr[32], bytes[32];
         snprintf(addr, sizeof addr, "%#lx", (unsigned long)arena_);
         snprintf(bytes, sizeof bytes, "%zu", arena_bytes);
+        // GPUBOOK_TEST_WORKER_AS_MIB: the worker under `ulimit -v` (tests of refused shadows).
+        if (const char* mib = getenv("GPUBOOK_TEST_WORKER_AS_MIB")) {
+            struct rlimit lim;
+            lim.rlim_cur = lim.rlim_max = rlim_t(atol(mib)) << 20;
+            setrlimit(RLIMIT_AS, &lim);
+        }
         setenv("GPUBOOK_ARENA_FD", "4", 1);
         setenv("GPUBOOK_ARENA_ADDR", addr, 1);
         setenv("GPUBOOK_ARENA_BYTES", bytes, 1);

@@ -238,6 +238,36 @@ void test_segment_renumbering() {
     expect_diag("a race is still found after a renumbering", race, "race", "between blocks");
 }
 
+// Under `ulimit -v` (here 1.5 GiB above the 64 GiB arena, the Rust host's size) the whole
+// arena's shadows, 384 GiB for races and 2 GiB for never-written words, are refused: they then
+// cover only as far as the buffers reach, so races and never-written reads are still found. When buffers reach further than even that can cover, the launch says which
+// checks it could not make (before, both went unchecked without a word).
+void test_refused_shadow() {
+    setenv("GPUBOOK_TEST_WORKER_AS_MIB", "67072", 1);
+    Worker w(g_worker, size_t(64) << 30);
+    unsetenv("GPUBOOK_TEST_WORKER_AS_MIB");
+    w.load("b", so("bugs", "check"));
+    Reply race = w.launch("b", "count_blocks", 4, 32, {arg(w.alloc<int>(1, "counter", 0))}, "check");
+    expect_diag("under ulimit -v a race between blocks is still found", race, "race", "between blocks");
+    int n = 256;
+    float* a = w.alloc<float>(size_t(n), "a", 0);
+    float* b = w.alloc<float>(size_t(n), "b");
+    float* c = w.alloc<float>(size_t(n), "c");
+    char line[128];
+    std::snprintf(line, sizeof line, "UNWRITTEN %#lx %zu", (unsigned long)b, n * sizeof(float));
+    w.command(line);
+    w.load("m", so("basics", "check"));
+    std::vector<std::string> args{arg(a), arg(b), arg(c), arg(n)};
+    expect_diag("under ulimit -v a never-written read is still found", w.launch("m", "vector_add", 1, 256, args),
+                "uninitialized_read", "b[0] (buffer 'b'");
+    expect(!race.has("unchecked"), "a launch whose shadows were covered does not say it went unchecked", race.json);
+    // 700 MiB of buffers: their race shadow would be 4.2 GiB, more than the limit allows.
+    w.alloc_bytes(size_t(700) << 20, 4, "big", 0);
+    Reply far = w.launch("b", "count_blocks", 4, 32, {arg(w.alloc<int>(1, "counter2", 0))}, "check");
+    expect(far.has("\"unchecked\":\"global-memory races (the worker could not reserve"),
+           "a launch whose race shadow was refused says so", far.json);
+}
+
 void test_unwritten() {
     Worker w(g_worker);
     const int n = 300;
@@ -346,6 +376,7 @@ int main(int argc, char** argv) {
     }
     test_bugs();
     test_segment_renumbering();
+    test_refused_shadow();
     test_launch_config();
     test_unwritten();
     if (argc > 3) benchmarks(argc > 4 ? argv[4] : "");

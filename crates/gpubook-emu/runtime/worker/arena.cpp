@@ -66,6 +66,7 @@ void Arena::protect(uintptr_t from, uintptr_t to) {
 std::string Arena::alloc(uintptr_t addr, size_t bytes, std::string label, size_t elem_size) {
     if (bytes_ && (!contains(addr) || (bytes && !contains(addr + bytes - 1))))
         return format("ALLOC %#lx+%zu is outside the arena", (unsigned long)addr, bytes);
+    if (bytes_) reach_ = std::max(reach_, size_t(addr + bytes - base_));
     Buffer b{addr, bytes, elem_size, std::move(label)};
     auto at = std::lower_bound(live_.begin(), live_.end(), addr,
                                [](const Buffer& x, uintptr_t a) { return x.addr < a; });

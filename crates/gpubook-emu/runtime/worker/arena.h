@@ -27,6 +27,8 @@ public:
     bool contains(uintptr_t a) const { return a - base_ < bytes_; }
     uintptr_t base() const { return base_; }
     size_t bytes() const { return bytes_; }
+    // How far into the arena any buffer allocated so far reaches, in bytes from base().
+    size_t reach() const { return reach_; }
 
     std::string alloc(uintptr_t addr, size_t bytes, std::string label, size_t elem_size);
     std::string free(uintptr_t addr);
@@ -41,6 +43,7 @@ private:
     void protect(uintptr_t from, uintptr_t to);
     uintptr_t base_ = 0;
     size_t bytes_ = 0;
+    size_t reach_ = 0;
     bool guard_pages_ = false;
     std::vector<Buffer> live_;  // sorted by address
     std::vector<Buffer> freed_; // the most recent frees

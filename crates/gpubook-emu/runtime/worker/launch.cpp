@@ -170,6 +170,18 @@ void launch_poll() {
     g_helpers.last_change = now;
 }
 
+namespace {
+// The checks a check-mode launch could not make, for the reply (the host warns): their
+// shadow's address space was refused (shadow_space.h).
+std::string unchecked_checks() {
+    std::string what = races_unchecked();
+    if (unwritten_refused())
+        what += std::string(what.empty() ? "" : "; ") +
+                "reads of never-written memory (the worker could not reserve address space for their bitmap)";
+    return what;
+}
+} // namespace
+
 void run_launch(const LaunchRequest& req, Json& reply) {
     std::string writers_path; // asked for this launch only, whatever happens to it
     writers_path.swap(g_writers_path);
@@ -264,6 +276,7 @@ void run_launch(const LaunchRequest& req, Json& reply) {
     bool writers = false;
     if (l.mode == Mode::Check && !l.failed.load() && !writers_path.empty())
         writers = races_write_writers(l, writers_path.c_str());
+    std::string unchecked = l.mode == Mode::Check && !req.engine_only ? unchecked_checks() : "";
     if (l.mode == Mode::Check) races_end_launch();
     auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count();
     std::fflush(stdout); // kernel printf output before the reply
@@ -274,6 +287,7 @@ void run_launch(const LaunchRequest& req, Json& reply) {
         reply.begin_object().boolean("ok", true).num("ns", ns);
         if (l.mode == Mode::Check) counts_write(reply, l.counts);
         if (writers) reply.boolean("writers", true);
+        if (!unchecked.empty()) reply.str("unchecked", unchecked.c_str());
         reply.end_object();
     }
 }

@@ -5,6 +5,7 @@
 #include "../worker.h"
 
 #include <algorithm>
+#include <cstring>
 
 namespace gpubook::rt {
 
@@ -440,11 +441,16 @@ void counts_converged(Launch& l, Block& b, int warp) {
 void counts_block_end(Launch& l, Block& b) {
     ThreadCounts most = l.counts.per_thread_max, least = l.counts.per_thread_min;
     uint64_t exited = 0;
+    const ThreadCounts* folded = nullptr; // the last thread folded in
     for (unsigned i = 0; i < b.nthreads; i++) {
         if (b.states[i] != ThreadState::Exited) continue;
         exited++;
-        fold_max(most, b.checks[i].counts);
-        fold_min(least, b.checks[i].counts);
+        const ThreadCounts& c = b.checks[i].counts;
+        // Threads of a block mostly made the same accesses: one compare, not twelve.
+        if (folded && std::memcmp(folded, &c, sizeof c) == 0) continue;
+        fold_max(most, c);
+        fold_min(least, c);
+        folded = &c;
     }
     l.counts.threads += exited;
     l.counts.per_thread_max = most;

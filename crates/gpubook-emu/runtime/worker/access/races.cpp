@@ -1,6 +1,7 @@
 #include "races.h"
 
 #include "../arena.h"
+#include "../shadow_space.h"
 #include "checks.h"
 #include "../worker.h"
 
@@ -84,8 +85,11 @@ void* reserve(size_t bytes) {
     return p == MAP_FAILED ? nullptr : p;
 }
 
-GlobalWord* g_global = nullptr; // one GlobalWord per 4 bytes of the arena
-bool g_global_failed = false;
+ShadowSpace g_global_space(sizeof(GlobalWord), 4);
+// One GlobalWord per 4 bytes of the arena, up to g_global_words; null for a launch whose
+// buffers reach past what the shadow could cover (races_unchecked says so).
+GlobalWord* g_global = nullptr;
+size_t g_global_words = 0;
 size_t g_touched_lo = SIZE_MAX, g_touched_hi = 0;
 size_t g_ever_lo = SIZE_MAX, g_ever_hi = 0; // what any launch touched, for a renumbering
 // The segments of the running launch: g_segments[i] is segment g_first_segment + i. Segment 0
@@ -165,10 +169,22 @@ __attribute__((noinline)) bool unordered_across_blocks(const Segment& prev, cons
     return b.acquired.get(prev.block) < prev.clock;
 }
 
-// Two accesses of global memory, `cur` in segment `cs` of block `b`. Inlined: it runs up to
-// three times for every access (most return at the first tests, none of which reads a segment).
-__attribute__((always_inline)) inline bool conflicts(const GlobalAccess& prev, const GlobalAccess& cur, const Segment& cs,
-                                                     const Block& b) {
+// Two accesses of global memory in different segments of this launch, the current one of
+// block `b`: the tests that read the segments' table.
+__attribute__((noinline)) bool conflicts_across_segments(const GlobalAccess& prev, const GlobalAccess& cur,
+                                                         const Block& b) {
+    const Segment& ps = segment(prev);
+    const Segment& cs = segment(cur);
+    if (ps.block != cs.block) return unordered_across_blocks(ps, b);
+    if (ps.epoch != cs.epoch) return false; // a __syncthreads() between them
+    unsigned a = thread_of(prev), c = thread_of(cur);
+    if (a == c) return false;
+    return !(a / kWarpSize == c / kWarpSize && ps.warp_epoch != cs.warp_epoch);
+}
+
+// Two accesses of global memory, `cur` of block `b`. Inlined: it runs up to three times for
+// every access (most return at the first tests, none of which reads a segment).
+__attribute__((always_inline)) inline bool conflicts(const GlobalAccess& prev, const GlobalAccess& cur, const Block& b) {
     if (!this_launch(prev)) return false;
     uint32_t pm = prev.meta, cm = cur.meta;
     if (!((pm | cm) & kGWrite)) return false;
@@ -176,12 +192,7 @@ __attribute__((always_inline)) inline bool conflicts(const GlobalAccess& prev, c
     if ((pm & kGSync) && (cm & kGSync)) return false;
     // One segment: one warp with nothing between the two accesses.
     if (prev.seg == cur.seg) return (pm & kGThreadMask) != (cm & kGThreadMask);
-    const Segment& ps = segment(prev);
-    if (ps.block != cs.block) return unordered_across_blocks(ps, b);
-    if (ps.epoch != cs.epoch) return false; // a __syncthreads() between them
-    unsigned a = thread_of(prev), c = thread_of(cur);
-    if (a == c) return false;
-    return !(a / kWarpSize == c / kWarpSize && ps.warp_epoch != cs.warp_epoch);
+    return conflicts_across_segments(prev, cur, b);
 }
 
 std::string element_name(const Block& b, uintptr_t a, bool shared) {
@@ -319,9 +330,10 @@ void advise_shadow(size_t lo, size_t hi, int advice) {
 } // namespace
 
 void races_begin_launch(Launch&) {
-    if (!g_global && !g_global_failed && g_arena.bytes()) {
-        g_global = static_cast<GlobalWord*>(reserve((g_arena.bytes() / 4 + 1) * sizeof(GlobalWord)));
-        g_global_failed = g_global == nullptr; // no address space: global races go unchecked
+    if (g_arena.bytes()) {
+        bool covered = g_global_space.cover(g_arena.reach() + 4);
+        g_global = covered ? static_cast<GlobalWord*>(g_global_space.data()) : nullptr;
+        g_global_words = covered ? g_global_space.covered() / 4 : 0;
     }
     // GPUBOOK_EMU_SEGMENT_LIMIT: a lower limit, for the test of the renumbering.
     static const uint32_t limit = [] {
@@ -389,8 +401,14 @@ void races_acquire(Worker& w, uintptr_t addr) {
     if (it != g_sync.end()) w.blk->acquired.join(it->second);
 }
 
+std::string races_unchecked() {
+    if (!g_arena.bytes() || g_global || !g_arena.reach()) return "";
+    return format("global-memory races (the worker could not reserve %zu MiB of address space for their shadow)",
+                  g_global_space.shadow_bytes(g_arena.reach() + 4) >> 20);
+}
+
 uint32_t races_last_writer(uintptr_t addr) {
-    if (!g_global || !g_arena.contains(addr)) return UINT32_MAX;
+    if (!g_global || !g_arena.contains(addr) || (addr - g_arena.base()) / 4 >= g_global_words) return UINT32_MAX;
     const GlobalAccess& last = g_global[(addr - g_arena.base()) / 4].write;
     return this_launch(last) ? segment(last).block : UINT32_MAX;
 }
@@ -404,7 +422,7 @@ bool races_write_writers(const Launch& l, const char* path) {
     for (const BufferTally& t : l.counts.buffers) {
         if (!t.stores.requests && !t.atomics) continue;
         const Buffer* buf = g_arena.find(t.addr, 1);
-        if (!buf) continue;
+        if (!buf || (buf->addr + buf->bytes - g_arena.base()) / 4 > g_global_words) continue;
         uint64_t es = buf->elem_size ? buf->elem_size : 4, n = buf->bytes / es;
         who.assign(n, 0);
         for (uint64_t e = 0; e < n; e++) {
@@ -522,38 +540,40 @@ void race_check_global(Worker& w, uintptr_t addr, size_t n, unsigned f, uintptr_
     bool write = f & kAccessWrite;
     if ((f & kAccessSync)) synchronise(b, t, addr & ~uintptr_t(3), f);
     if (!g_global) return;
-    GlobalWord* table = g_global;
-    uintptr_t base = g_arena.base();
-    size_t first = (addr - base) / 4, last = (addr + n - 1 - base) / 4;
+    uintptr_t base = g_arena.base(), off = addr - base;
+    size_t first = off / 4, last = (off + n - 1) / 4;
     if (first < g_touched_lo) g_touched_lo = first;
     if (last > g_touched_hi) g_touched_hi = last;
     GlobalAccess cur;
     cur.seg = current_segment(b, b.warps[t.linear / kWarpSize]);
-    const Segment& cs = g_segments[cur.seg - g_first_segment];
     uint32_t offset = uint32_t(pc - w.launch->module_base);
     uint32_t meta = (t.linear + 1) | (write ? kGWrite : 0) | ((f & kAccessSync) ? kGSync : 0) | site_of(offset) << kGSiteShift;
-    auto fail = [&](const GlobalAccess& prev, uintptr_t at) {
-        report(w, full(prev, g_site_pcs[prev.meta >> kGSiteShift]), full(cur, offset), at, false);
-    };
-    for (size_t i = first; i <= last; i++) {
-        GlobalWord& s = table[i];
-        uintptr_t at = addr;
-        uint32_t bytes = first == last && n == 4 ? 0xf : bytes_of(base + i * 4, addr, n, at);
+    auto word = [&](GlobalWord& s, uint32_t bytes, uintptr_t at) __attribute__((always_inline)) {
         cur.meta = meta | bytes << kGBytesShift;
-        if (conflicts(s.write, cur, cs, b)) fail(s.write, at);
+        auto fail = [&](const GlobalAccess& prev) {
+            report(w, full(prev, g_site_pcs[prev.meta >> kGSiteShift]), full(cur, offset), at, false);
+        };
+        if (conflicts(s.write, cur, b)) fail(s.write);
         if (write) {
-            if (conflicts(s.read1, cur, cs, b)) fail(s.read1, at);
-            if (conflicts(s.read2, cur, cs, b)) fail(s.read2, at);
+            if (conflicts(s.read1, cur, b)) fail(s.read1);
+            if (conflicts(s.read2, cur, b)) fail(s.read2);
             s.write = cur;
         } else if (!this_launch(s.read1)) {
             s.read1 = cur; // the word's first read this launch (read2 is older still)
         } else if ((s.read1.meta & kGThreadMask) == (cur.meta & kGThreadMask) &&
-                   (s.read1.seg == cur.seg || segment(s.read1).block == cs.block)) {
+                   (s.read1.seg == cur.seg || segment(s.read1).block == uint32_t(b.linear))) {
             s.read1 = cur; // the same thread read it last: one entry keeps it
         } else {
             s.read2 = s.read1;
             s.read1 = cur;
         }
+    };
+    // Most accesses stay inside one word (n <= 4): its bytes without a loop.
+    if (__builtin_expect(first == last, 1)) return word(g_global[first], ((1u << n) - 1) << (off & 3), addr);
+    for (size_t i = first; i <= last; i++) {
+        uintptr_t at = addr;
+        uint32_t bytes = bytes_of(base + i * 4, addr, n, at);
+        word(g_global[i], bytes, at);
     }
 }
 

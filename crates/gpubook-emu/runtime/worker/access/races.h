@@ -18,6 +18,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 namespace gpubook::rt {
 
@@ -39,6 +40,9 @@ void races_fence(Worker& w);
 // The running thread reads the global word at `addr` with a synchronising access (again): its
 // block acquires what was released there.
 void races_acquire(Worker& w, uintptr_t addr);
+// What this launch could not check for races, or "": global memory's shadow needs address
+// space as large as 6x what the buffers reach, which `ulimit -v` or strict overcommit may refuse.
+std::string races_unchecked();
 // The block that last wrote the word at `addr` (global memory), or UINT32_MAX.
 uint32_t races_last_writer(uintptr_t addr);
 // Before races_end_launch: writes to `path` who wrote each element of the buffers the launch

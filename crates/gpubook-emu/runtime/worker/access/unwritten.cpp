@@ -1,6 +1,7 @@
 #include "unwritten.h"
 
 #include "../arena.h"
+#include "../shadow_space.h"
 
 #include <algorithm>
 #include <sys/mman.h>
@@ -9,17 +10,18 @@
 namespace gpubook::rt {
 
 namespace {
-uint64_t* g_bits = nullptr; // one bit per 4-byte word of the arena; 1 = never written
+ShadowSpace g_space(1, 32);
+uint64_t* g_bits = nullptr; // one bit per 4-byte word of the arena, up to g_words; 1 = never written
+size_t g_words = 0;         // past it no bit was ever set (unwritten_set covers first)
 bool g_any = false;         // some bit may be set
+bool g_refused = false;     // a buffer went untracked: its address space was refused
 size_t g_lo = SIZE_MAX, g_hi = 0; // word range where bits were ever set
 
-bool reserve() {
-    if (g_bits) return true;
+bool cover(size_t arena_bytes) {
     if (!g_arena.bytes()) return false;
-    void* p = mmap(nullptr, g_arena.bytes() / 32 + 8, PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (p == MAP_FAILED) return false;
-    g_bits = static_cast<uint64_t*>(p);
+    if (!g_space.cover(arena_bytes)) return false;
+    g_bits = static_cast<uint64_t*>(g_space.data());
+    g_words = g_space.covered() / 4;
     return true;
 }
 
@@ -28,6 +30,10 @@ bool reserve() {
 template <class F> void each_bits(uintptr_t addr, size_t n, F f) {
     if (!n || !g_arena.contains(addr)) return;
     size_t first = (addr - g_arena.base()) / 4, last = (addr + n - 1 - g_arena.base()) / 4;
+    if (__builtin_expect(last >= g_words, 0)) { // beyond the bitmap: no bit there was ever set
+        if (first >= g_words) return;
+        last = g_words - 1;
+    }
     if (first == last) return f(g_bits[first / 64], uint64_t(1) << (first % 64)); // most accesses
     for (size_t i = first / 64; i <= last / 64; i++) {
         unsigned lo = i == first / 64 ? first % 64 : 0, hi = i == last / 64 ? last % 64 : 63;
@@ -37,10 +43,13 @@ template <class F> void each_bits(uintptr_t addr, size_t n, F f) {
 } // namespace
 
 void unwritten_set(uintptr_t addr, size_t n) {
-    if (!reserve()) return;
     // Only whole words: a word the range covers partly may hold someone else's data.
     uintptr_t a = (addr + 3) & ~uintptr_t(3), end = (addr + n) & ~uintptr_t(3);
-    if (end <= a || !g_arena.contains(a)) return;
+    if (end <= a || !g_arena.contains(a) || !g_arena.contains(end - 1)) return;
+    if (!cover(std::max(g_arena.reach(), size_t(end - g_arena.base())))) {
+        g_refused = true;
+        return;
+    }
     each_bits(a, end - a, [](uint64_t& bits, uint64_t mask) { bits |= mask; });
     g_lo = std::min(g_lo, (a - g_arena.base()) / 4);
     g_hi = std::max(g_hi, (end - 1 - g_arena.base()) / 4);
@@ -58,6 +67,8 @@ bool unwritten_any(uintptr_t addr, size_t n) {
     each_bits(addr, n, [&](uint64_t& bits, uint64_t mask) { any |= bits & mask; });
     return any != 0;
 }
+
+bool unwritten_refused() { return g_refused; }
 
 void unwritten_forget_all() {
     if (!g_any) return;

@@ -15,6 +15,9 @@ namespace gpubook::rt {
 void unwritten_set(uintptr_t addr, size_t n);   // UNWRITTEN
 void unwritten_clear(uintptr_t addr, size_t n); // WROTE, and every kernel store
 bool unwritten_any(uintptr_t addr, size_t n);
+// Some buffer went untracked since the worker started: the bitmap's address space was refused
+// (ShadowSpace), so its never-written reads are not reported.
+bool unwritten_refused();
 // A fast-mode launch stores without telling anyone: forget everything (no false reports).
 void unwritten_forget_all();
 

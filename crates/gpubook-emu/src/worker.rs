@@ -465,4 +465,12 @@ mod tests {
         let r: Reply = serde_json::from_str(r#"{"ok":false,"class":"bad_module","message":"dlopen: no"}"#).unwrap();
         assert_eq!((r.kernel_class(), r.class), (None, Some(WireClass::Other("bad_module".into()))));
     }
+
+    #[test]
+    fn a_launch_that_could_not_check_everything_says_what() {
+        let r: Reply = serde_json::from_str(r#"{"ok":true,"ns":5,"unchecked":"global-memory races (...)"}"#).unwrap();
+        assert_eq!(r.unchecked.as_deref(), Some("global-memory races (...)"));
+        let r: Reply = serde_json::from_str(r#"{"ok":true,"ns":5}"#).unwrap();
+        assert_eq!(r.unchecked, None);
+    }
 }

@@ -90,6 +90,7 @@ ShadowSpace g_global_space(sizeof(GlobalWord), 4);
 // buffers reach past what the shadow could cover (races_unchecked says so).
 GlobalWord* g_global = nullptr;
 size_t g_global_words = 0;
+bool g_shared_refused = false; // a block of this launch ran without a shared-memory shadow
 size_t g_touched_lo = SIZE_MAX, g_touched_hi = 0;
 size_t g_ever_lo = SIZE_MAX, g_ever_hi = 0; // what any launch touched, for a renumbering
 // The segments of the running launch: g_segments[i] is segment g_first_segment + i. Segment 0
@@ -330,6 +331,7 @@ void advise_shadow(size_t lo, size_t hi, int advice) {
 } // namespace
 
 void races_begin_launch(Launch&) {
+    g_shared_refused = false;
     if (g_arena.bytes()) {
         bool covered = g_global_space.cover(g_arena.reach() + 4);
         g_global = covered ? static_cast<GlobalWord*>(g_global_space.data()) : nullptr;
@@ -377,7 +379,10 @@ void races_end_launch() {
 }
 
 void races_begin_block(Block& b) {
-    if (!b.shared_shadow) b.shared_shadow = reserve(kSharedShadowWords * sizeof(SharedWord));
+    if (!b.shared_shadow) {
+        b.shared_shadow = reserve(kSharedShadowWords * sizeof(SharedWord));
+        g_shared_refused |= !b.shared_shadow;
+    }
     b.shared_interval = ++g_interval;
     b.clock = 1;
     b.race_state++;
@@ -402,9 +407,15 @@ void races_acquire(Worker& w, uintptr_t addr) {
 }
 
 std::string races_unchecked() {
-    if (!g_arena.bytes() || g_global || !g_arena.reach()) return "";
-    return format("global-memory races (the worker could not reserve %zu MiB of address space for their shadow)",
-                  g_global_space.shadow_bytes(g_arena.reach() + 4) >> 20);
+    std::string what;
+    if (g_arena.bytes() && !g_global && g_arena.reach())
+        what = format("global-memory races (the worker could not reserve %zu MiB of address space for their shadow)",
+                      g_global_space.shadow_bytes(g_arena.reach() + 4) >> 20);
+    if (g_shared_refused)
+        what += std::string(what.empty() ? "" : "; ") +
+                format("shared-memory races of some blocks (the worker could not reserve %zu MiB for their shadow)",
+                       (kSharedShadowWords * sizeof(SharedWord)) >> 20);
+    return what;
 }
 
 uint32_t races_last_writer(uintptr_t addr) {

@@ -155,11 +155,13 @@ __attribute__((flatten, noinline)) void check_global(Worker& w, uintptr_t a, siz
         buf = g_arena.find(a, n);
         if (!buf) report_global(w, a, n, write, pc);
         w.recent_buffers.add(buf->addr, buf->addr + buf->bytes, buf);
+        races_touch(*buf); // the launch's first access to it, or one after it left the cache
     }
     if (misaligned(a, n, f)) report_misaligned(w, a, n, write, false, pc);
     // An atomic that reads (all but exchange and store) was checked by its caller.
-    if (write) unwritten_clear(a, n);
-    else if (unwritten_any(a, n)) report_unwritten(w, a, n, pc);
+    size_t off = a - g_arena.base();
+    if (write) unwritten_store_at(off, n);
+    else if (unwritten_load_at(off, n)) report_unwritten(w, a, n, pc);
     after_bounds(w, a, n, f, pc, false, buf);
 }
 

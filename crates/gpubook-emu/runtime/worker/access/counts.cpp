@@ -217,6 +217,7 @@ __attribute__((noinline)) void open_upto(LaunchCounts& c, Site& s, uint32_t occ,
         std::vector<Request> ring(size);
         for (uint32_t o = s.retired; o < s.newest; o++) ring[o & (size - 1)] = s.request(o);
         s.ring.swap(ring);
+        s.ring_mask = uint32_t(size - 1);
     }
     for (uint32_t o = s.newest; o <= occ; o++) {
         Request& r = s.request(o);
@@ -254,6 +255,7 @@ __attribute__((noinline)) uint32_t new_id(BlockCounts& bc, uintptr_t key) {
         }
         bc.id_keys.swap(keys);
         bc.id_values.swap(values);
+        bc.id_mask = bc.id_keys.size() - 1;
     }
     size_t mask = bc.id_keys.size() - 1, i = id_hash(key, mask);
     while (bc.id_keys[i]) i = (i + 1) & mask;
@@ -271,10 +273,10 @@ __attribute__((noinline)) uint32_t new_id(BlockCounts& bc, uintptr_t key) {
 }
 
 inline uint32_t id_of(BlockCounts& bc, uintptr_t key) {
-    if (__builtin_expect(!bc.id_keys.empty(), 1)) {
-        size_t mask = bc.id_keys.size() - 1;
-        for (size_t i = id_hash(key, mask); bc.id_keys[i]; i = (i + 1) & mask)
-            if (bc.id_keys[i] == key) return bc.id_values[i];
+    if (__builtin_expect(bc.id_mask != 0, 1)) {
+        const uintptr_t* keys = bc.id_keys.data();
+        for (size_t i = id_hash(key, bc.id_mask); keys[i]; i = (i + 1) & bc.id_mask)
+            if (keys[i] == key) return bc.id_values[i];
     }
     return new_id(bc, key);
 }
@@ -414,7 +416,8 @@ void counts_access(Launch& l, Block& b, Thread& t, uintptr_t addr, size_t n, boo
     r->addr[lane] = addr;
     if (shared) return; // shared requests never read buffers: one cache line less
     r->buffer[lane] = buffer;
-    r->in_line &= (addr == r->line + lane * n) & (buffer == r->line_buffer);
+    // Coalesced kernels always take this branch one way: cheaper than an update every time.
+    if (__builtin_expect(addr != r->line + lane * n || buffer != r->line_buffer, 0)) r->in_line = false;
 }
 
 void counts_atomic(Launch& l, Thread& t, bool shared, const Buffer* buffer) {

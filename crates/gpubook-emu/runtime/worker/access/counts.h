@@ -86,7 +86,8 @@ struct Site {
     // Occurrence o (retired <= o < newest) is assembled in ring[o & (ring.size() - 1)]; the size
     // is a power of two, grown when lanes run further apart.
     std::vector<Request> ring;
-    Request& request(uint32_t o) { return ring[o & (ring.size() - 1)]; }
+    uint32_t ring_mask = 0; // ring.size() - 1, kept: a Request is not a power of two in size
+    Request& request(uint32_t o) { return ring[o & ring_mask]; }
 };
 
 // A block's sites, found without a hash per access: each access instruction (key) gets a dense
@@ -104,6 +105,7 @@ struct BlockCounts {
     size_t used = 0;
     std::vector<uintptr_t> id_keys; // open addressing: key -> id_values[i]; 0 is empty
     std::vector<uint32_t> id_values;
+    size_t id_mask = 0; // id_keys.size() - 1; 0 while there is no table
     uint32_t ids = 0;
     std::vector<SiteSlot> slots; // slots[warp * stride + id]
     uint32_t stride = 0, warps = 0, generation = 0;

@@ -91,7 +91,7 @@ ShadowSpace g_global_space(sizeof(GlobalWord), 4);
 GlobalWord* g_global = nullptr;
 size_t g_global_words = 0;
 bool g_shared_refused = false; // a block of this launch ran without a shared-memory shadow
-size_t g_touched_lo = SIZE_MAX, g_touched_hi = 0;
+size_t g_touched_lo = SIZE_MAX, g_touched_hi = 0; // words of the buffers this launch accessed
 size_t g_ever_lo = SIZE_MAX, g_ever_hi = 0; // what any launch touched, for a renumbering
 // The segments of the running launch: g_segments[i] is segment g_first_segment + i. Segment 0
 // is never handed out, so a zeroed shadow page is no access.
@@ -401,6 +401,13 @@ void races_fence(Worker& w) {
     b.race_state++;
 }
 
+void races_touch(const Buffer& b) {
+    if (!b.bytes) return;
+    size_t lo = (b.addr - g_arena.base()) / 4, hi = (b.addr + b.bytes - 1 - g_arena.base()) / 4;
+    g_touched_lo = std::min(g_touched_lo, lo);
+    g_touched_hi = std::max(g_touched_hi, hi);
+}
+
 void races_acquire(Worker& w, uintptr_t addr) {
     auto it = g_sync.find(addr & ~uintptr_t(3));
     if (it != g_sync.end()) w.blk->acquired.join(it->second);
@@ -552,9 +559,7 @@ void race_check_global(Worker& w, uintptr_t addr, size_t n, unsigned f, uintptr_
     if ((f & kAccessSync)) synchronise(b, t, addr & ~uintptr_t(3), f);
     if (!g_global) return;
     uintptr_t base = g_arena.base(), off = addr - base;
-    size_t first = off / 4, last = (off + n - 1) / 4;
-    if (first < g_touched_lo) g_touched_lo = first;
-    if (last > g_touched_hi) g_touched_hi = last;
+    size_t first = off / 4, last = (off + n - 1) / 4; // in a buffer races_touch saw this launch
     GlobalAccess cur;
     cur.seg = current_segment(b, b.warps[t.linear / kWarpSize]);
     uint32_t offset = uint32_t(pc - w.launch->module_base);

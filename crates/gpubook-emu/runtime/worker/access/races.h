@@ -24,6 +24,7 @@ namespace gpubook::rt {
 
 struct Worker;
 struct Launch;
+struct Buffer;
 struct Block;
 
 void races_begin_launch(Launch& l);
@@ -35,6 +36,9 @@ void races_barrier(Block& b);
 // "race" diagnostic.
 void race_check_global(Worker& w, uintptr_t addr, size_t n, unsigned flags, uintptr_t pc);
 void race_check_shared(Worker& w, uintptr_t addr, size_t n, unsigned flags, uintptr_t pc);
+// The launch accesses buffer `b` (once a launch, at least, before any access to it is checked):
+// the shadow words it may touch, to give back or clear after the launch.
+void races_touch(const Buffer& b);
 // __threadfence() by the running thread: what its block did so far may be released.
 void races_fence(Worker& w);
 // The running thread reads the global word at `addr` with a synchronising access (again): its

@@ -25,11 +25,10 @@ bool cover(size_t arena_bytes) {
     return true;
 }
 
-// Calls f(bitmap word, mask) for the bits of every 4-byte word that [addr, addr+n) touches:
-// one call for an access of up to 256 bytes that does not cross a 64-bit bitmap word.
-template <class F> void each_bits(uintptr_t addr, size_t n, F f) {
-    if (!n || !g_arena.contains(addr)) return;
-    size_t first = (addr - g_arena.base()) / 4, last = (addr + n - 1 - g_arena.base()) / 4;
+// Calls f(bitmap word, mask) for the bits of every 4-byte word that [off, off+n) of the arena
+// touches: one call for an access of up to 256 bytes that does not cross a 64-bit bitmap word.
+template <class F> inline void each_bits_at(size_t off, size_t n, F f) {
+    size_t first = off / 4, last = (off + n - 1) / 4;
     if (__builtin_expect(last >= g_words, 0)) { // beyond the bitmap: no bit there was ever set
         if (first >= g_words) return;
         last = g_words - 1;
@@ -39,6 +38,10 @@ template <class F> void each_bits(uintptr_t addr, size_t n, F f) {
         unsigned lo = i == first / 64 ? first % 64 : 0, hi = i == last / 64 ? last % 64 : 63;
         f(g_bits[i], (~uint64_t(0) >> (63 - hi)) & (~uint64_t(0) << lo));
     }
+}
+
+template <class F> void each_bits(uintptr_t addr, size_t n, F f) {
+    if (n && g_arena.contains(addr)) each_bits_at(addr - g_arena.base(), n, f);
 }
 } // namespace
 
@@ -66,6 +69,17 @@ bool unwritten_any(uintptr_t addr, size_t n) {
     uint64_t any = 0;
     each_bits(addr, n, [&](uint64_t& bits, uint64_t mask) { any |= bits & mask; });
     return any != 0;
+}
+
+bool unwritten_load_at(size_t off, size_t n) {
+    if (!g_any) return false;
+    uint64_t any = 0;
+    each_bits_at(off, n, [&](uint64_t& bits, uint64_t mask) { any |= bits & mask; });
+    return any != 0;
+}
+
+void unwritten_store_at(size_t off, size_t n) {
+    if (g_any) each_bits_at(off, n, [](uint64_t& bits, uint64_t mask) { bits &= ~mask; });
 }
 
 bool unwritten_refused() { return g_refused; }

@@ -15,6 +15,10 @@ namespace gpubook::rt {
 void unwritten_set(uintptr_t addr, size_t n);   // UNWRITTEN
 void unwritten_clear(uintptr_t addr, size_t n); // WROTE, and every kernel store
 bool unwritten_any(uintptr_t addr, size_t n);
+// Check mode's access path: [off, off+n) of the arena, inside a live buffer. A load of a
+// never-written word returns true; a store marks its words written.
+bool unwritten_load_at(size_t off, size_t n);
+void unwritten_store_at(size_t off, size_t n);
 // Some buffer went untracked since the worker started: the bitmap's address space was refused
 // (ShadowSpace), so its never-written reads are not reported.
 bool unwritten_refused();

@@ -340,10 +340,12 @@ void BlockCounts::reset(unsigned nwarps) {
     if (nwarps != warps) {
         warps = nwarps;
         slots.assign(size_t(warps) * stride, SiteSlot());
+        std::fill(std::begin(cache), std::end(cache), SiteCacheEntry());
         generation = 0;
     }
     if (++generation == 0) { // wrapped: clear, so no slot is mistaken for this block's
         std::fill(slots.begin(), slots.end(), SiteSlot());
+        std::fill(std::begin(cache), std::end(cache), SiteCacheEntry());
         generation = 1;
     }
 }
@@ -376,12 +378,15 @@ __attribute__((noinline)) void count_late(LaunchCounts& c, uintptr_t addr, size_
 }
 
 inline Site& site_of(BlockCounts& bc, unsigned warp, uintptr_t key) {
+    SiteCacheEntry& e = bc.cache[(key * 0x9E3779B97F4A7C15ull) >> 60];
+    if (__builtin_expect(e.key == key && e.warp == warp && e.generation == bc.generation, 1)) return bc.sites[e.site];
     uint32_t id = id_of(bc, key);
     SiteSlot& slot = bc.slots[size_t(warp) * bc.stride + id];
     if (__builtin_expect(slot.generation != bc.generation, 0)) {
         slot.site = new_site(bc, warp, key);
         slot.generation = bc.generation;
     }
+    e = SiteCacheEntry{key, warp, bc.generation, slot.site};
     return bc.sites[slot.site];
 }
 

@@ -100,7 +100,15 @@ struct SiteSlot {
     uint32_t site = 0;
 };
 
+// The last site found for a key, by hash: a warp's lanes run one after another and repeat
+// the same few instructions, so most lookups end here, without the id table and the slots.
+struct SiteCacheEntry {
+    uintptr_t key = 0;
+    uint32_t warp = 0, generation = 0, site = 0;
+};
+
 struct BlockCounts {
+    SiteCacheEntry cache[16];
     std::vector<Site> sites; // the first `used` are this block's; the rest wait to be reused
     size_t used = 0;
     std::vector<uintptr_t> id_keys; // open addressing: key -> id_values[i]; 0 is empty

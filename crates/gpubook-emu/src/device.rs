@@ -390,10 +390,12 @@ impl EmuDevice {
             Ok(reply) => {
                 let err = self.failure(&reply, module, &so, &rt);
                 // After a crash, a hang or a trap the worker's state is suspect: start afresh.
-                let suspect = matches!(
-                    reply.kernel_class(),
-                    Some(DiagClass::Crash | DiagClass::StackOverflow | DiagClass::Hang | DiagClass::TooSlow | DiagClass::Trap)
-                );
+                // One that said it is exiting may not have exited yet: never send it more.
+                let suspect = reply.exiting
+                    || matches!(
+                        reply.kernel_class(),
+                        Some(DiagClass::Crash | DiagClass::StackOverflow | DiagClass::Hang | DiagClass::TooSlow | DiagClass::Trap)
+                    );
                 if suspect || !slot.worker.as_mut().is_some_and(Worker::alive) {
                     self.retire(&mut slot);
                 }

@@ -41,6 +41,9 @@ pub(crate) struct Reply {
     /// Check mode: the checks the launch could not make (their shadow's address space was refused).
     #[serde(default)]
     pub unchecked: Option<String>,
+    /// The worker is exiting after this reply (a crash, a hang): the next command needs a fresh one.
+    #[serde(default)]
+    pub exiting: bool,
     /// The launch wrote the writers file it was asked for (WRITERS).
     #[serde(default)]
     pub writers: bool,

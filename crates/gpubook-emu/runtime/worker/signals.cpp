@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <ucontext.h>
 #include <unistd.h>
 
@@ -140,19 +141,39 @@ uintptr_t signal_pc(void* ucontext) {
 #endif
 }
 
+namespace {
+void write_all(const char* p, size_t n) {
+    for (size_t off = 0; off < n;) {
+        ssize_t k = write(kReplyFd, p + off, n - off);
+        if (k <= 0) return;
+        off += size_t(k);
+    }
+}
+// GPUBOOK_EMU_EXIT_DELAY_MS (tests only): how long a worker lingers after its last reply, as a
+// loaded machine may make it, so that a host that took it for alive would be caught.
+long g_exit_delay_ms = 0;
+} // namespace
+
 void report_and_exit(const char* reply, int status) {
     // The kernel's printf output first, if stdout is not locked by a thread we interrupted.
     if (ftrylockfile(stdout) == 0) {
         fflush_unlocked(stdout);
         funlockfile(stdout);
     }
-    size_t n = std::strlen(reply), off = 0;
-    while (off < n) {
-        ssize_t k = write(kReplyFd, reply + off, n - off);
-        if (k <= 0) break;
-        off += size_t(k);
+    // This reply is the process's last: "exiting" tells the host to start a fresh worker for
+    // what comes next, not to send it to this one, which may not have exited yet.
+    size_t n = std::strlen(reply);
+    if (n && reply[n - 1] == '}') {
+        write_all(reply, n - 1);
+        write_all(",\"exiting\":true}\n", 17);
+    } else {
+        write_all(reply, n);
+        write_all("\n", 1);
     }
-    (void)!write(kReplyFd, "\n", 1);
+    if (g_exit_delay_ms > 0) {
+        struct timespec ts {g_exit_delay_ms / 1000, (g_exit_delay_ms % 1000) * 1000000};
+        nanosleep(&ts, nullptr);
+    }
     _exit(status);
 }
 
@@ -165,6 +186,7 @@ void install_signal_stack(Worker& w) {
 }
 
 void install_crash_handlers() {
+    if (const char* v = std::getenv("GPUBOOK_EMU_EXIT_DELAY_MS")) g_exit_delay_ms = std::atol(v);
     struct sigaction sa {};
     sa.sa_sigaction = on_fatal_signal;
     sa.sa_flags = SA_SIGINFO | SA_ONSTACK;

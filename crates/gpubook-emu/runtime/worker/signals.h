@@ -15,7 +15,8 @@ void install_crash_handlers();
 void install_signal_stack(Worker& w);
 // The interrupted instruction of a signal's ucontext.
 uintptr_t signal_pc(void* ucontext);
-// Writes the kernel's printf output and `reply` (already formatted), then _exit()s.
+// Writes the kernel's printf output and `reply` (a formatted JSON object, to which it adds
+// `"exiting":true`), then _exit()s.
 [[noreturn]] void report_and_exit(const char* reply, int status);
 
 } // namespace gpubook::rt

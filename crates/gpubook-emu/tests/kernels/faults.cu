@@ -40,3 +40,7 @@ extern "C" __global__ void busy(const float* x, float* out, int reps) {
     for (int r = 0; r < reps; r++) s += x[(i + r) % 1024];
     out[i] = s;
 }
+
+// Writes 16 KiB past the end of its buffer: into the unmapped gap after it, which fast mode
+// (no checks) hits as a fault.
+extern "C" __global__ void far_past_the_end(float* p, int n) { p[n + 4096] = 1.0f; }

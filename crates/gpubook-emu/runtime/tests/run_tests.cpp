@@ -261,6 +261,11 @@ void test_refused_shadow() {
     expect_diag("under ulimit -v a never-written read is still found", w.launch("m", "vector_add", 1, 256, args),
                 "uninitialized_read", "b[0] (buffer 'b'");
     expect(!race.has("unchecked"), "a launch whose shadows were covered does not say it went unchecked", race.json);
+    // 80 MiB of buffers: past the first partial reservation (64 MiB of arena), so the race
+    // shadow grows (mremap) and still finds the race.
+    w.alloc_bytes(size_t(80) << 20, 4, "mid", 0);
+    Reply grown = w.launch("b", "count_blocks", 4, 32, {arg(w.alloc<int>(1, "counter1", 0))}, "check");
+    expect_diag("a race past the first partial shadow is found after it grows", grown, "race", "between blocks");
     // 700 MiB of buffers: their race shadow would be 4.2 GiB, more than the limit allows.
     w.alloc_bytes(size_t(700) << 20, 4, "big", 0);
     Reply far = w.launch("b", "count_blocks", 4, 32, {arg(w.alloc<int>(1, "counter2", 0))}, "check");

@@ -38,6 +38,8 @@ recursion memcheck 128 0 uninit
 huge_local memcheck 128 0 uninit
 assert memcheck 128 0 uninit
 read_unwritten initcheck 128 0 uninit
+shared_tile_edge initcheck 128 0 uninit
+shared_histogram initcheck 128 0 zeros
 misaligned_vector memcheck 128 0 uninit
 shuffle_outside_mask synccheck 128 0 uninit
 shuffle_missing_lane synccheck 48 0 uninit

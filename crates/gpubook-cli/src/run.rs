@@ -262,17 +262,24 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     Ok(code)
 }
 
-/// First elements, then min, max and sum of the numbers; in an uninit buffer, 0xFF poison
-/// (never written) counted (elsewhere all ones is a value, -1).
+/// First elements, then min, max and sum of the numbers, and how many are NaN (left out of
+/// those, and said: a NaN is often the bug); in an uninit buffer, 0xFF poison (never written)
+/// counted apart (elsewhere all ones is a value, -1).
 fn summary(ty: ElemType, data: &[u8], show: usize, uninit: bool) -> String {
     let elems = data.len() / ty.size().max(1);
     let poisoned = |e: &[u8]| uninit && e.iter().all(|&x| x == 0xFF);
     let poison = data.chunks_exact(ty.size()).filter(|e| poisoned(e)).count();
-    let scalars = data.chunks_exact(ty.base.size()).filter(|x| !poisoned(x)).map(|x| ty.base.decode(x));
-    let (lo, hi, sum) = scalars.filter(|x| !x.is_nan()).fold((f64::MAX, f64::MIN, 0.0), |(lo, hi, s), x| (lo.min(x), hi.max(x), s + x));
+    let scalars: Vec<f64> = data.chunks_exact(ty.base.size()).filter(|x| !poisoned(x)).map(|x| ty.base.decode(x)).collect();
+    let nans = scalars.iter().filter(|x| x.is_nan()).count();
+    let (lo, hi, sum) =
+        scalars.iter().filter(|x| !x.is_nan()).fold((f64::MAX, f64::MIN, 0.0), |(lo, hi, s), &x| (lo.min(x), hi.max(x), s + x));
     let range = if lo <= hi { format!("min {lo}, max {hi}, sum {sum}") } else { "no numbers".into() };
+    let nan = match nans {
+        0 => String::new(),
+        n => format!("; {n} NaN{} (not in min, max and sum)", if n == 1 { "" } else { "s" }),
+    };
     let unwritten = if poison > 0 { format!("; {poison} still hold the 0xFF poison (never written?)") } else { String::new() };
-    format!("{elems} elements: {} {range}{unwritten}", gpubook::launch_spec::session::show(ty, data, show))
+    format!("{elems} elements: {} {range}{nan}{unwritten}", gpubook::launch_spec::session::show(ty, data, show))
 }
 
 /// The emulator's access counts as a table under 88 columns.
@@ -518,5 +525,17 @@ mod tests {
     fn saves_name_a_buffer_and_a_file() {
         assert_eq!(parse_save("out=o.npy").unwrap(), ("out".to_string(), PathBuf::from("o.npy")));
         assert!(parse_save("out").is_err());
+    }
+
+    #[test]
+    fn a_summary_counts_the_nans_it_leaves_out() {
+        let f32s = |xs: &[f32]| xs.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
+        let ty = ElemType::parse("f32").unwrap();
+        let s = summary(ty, &f32s(&[1.0, f32::NAN, 3.0]), 3, false);
+        assert!(s.ends_with("min 1, max 3, sum 4; 1 NaN (not in min, max and sum)"), "{s}");
+        assert!(!summary(ty, &f32s(&[1.0, 3.0]), 2, false).contains("NaN"));
+        // An uninit buffer's never-written elements are poison, not NaNs.
+        let s = summary(ty, &f32s(&[1.0, f32::from_bits(u32::MAX)]), 2, true);
+        assert!(s.ends_with("min 1, max 1, sum 1; 1 still hold the 0xFF poison (never written?)"), "{s}");
     }
 }

@@ -308,6 +308,29 @@ void test_unwritten() {
                 w.launch("m", "reduce_warp", 2, 256, {arg(a), arg(out), arg(n)}), "uninitialized_read", "sum[0]");
 }
 
+// Reads of shared memory no thread of the block wrote (check mode).
+void test_shared_unwritten() {
+    auto edge = [](Worker& w) {
+        return std::vector<std::string>{arg(w.alloc<float>(100, "in", 1)), arg(w.alloc<float>(100, "out", 0)), arg(100)};
+    };
+    expect_diag("a tile slot no thread filled", run_bug("shared_tile_edge", 2, 64, edge), "uninitialized_read",
+                "element 36 of __shared__ variable 'tile' (a 4-byte read)");
+    auto blocks = [](Worker& w) { return std::vector<std::string>{arg(w.alloc<float>(2, "out", 0))}; };
+    expect_diag("a new block's shared memory holds nothing", run_bug("shared_from_another_block", 2, 32, blocks),
+                "uninitialized_read", "element 0 of __shared__ variable 's'");
+    auto hist = [](Worker& w) {
+        return std::vector<std::string>{arg(w.alloc<int>(32, "in", 0)), arg(w.alloc<int>(8, "out", 0))};
+    };
+    expect_diag("atomicAdd on a shared histogram nobody zeroed", run_bug("shared_histogram_unzeroed", 1, 32, hist),
+                "uninitialized_read", "atomic on never-written shared memory: element 0 of __shared__ variable 'h'");
+    auto bytes = [](Worker& w) { return std::vector<std::string>{arg(w.alloc<char>(32, "out", 0))}; };
+    expect_diag("the unwritten byte beside a written one", run_bug("shared_other_byte", 1, 32, bytes),
+                "uninitialized_read", "element 1 of __shared__ variable 'c'");
+    auto out32 = [](Worker& w) { return std::vector<std::string>{arg(w.alloc<float>(32, "out", 0))}; };
+    Reply r = run_bug("shared_struct_copy", 1, 32, out32);
+    expect(r.ok(), "a struct written field by field and copied whole (padding and all)", r.json);
+}
+
 void test_launch_config() {
     Worker w(g_worker);
     float* p = w.alloc<float>(16, "p");
@@ -384,6 +407,7 @@ int main(int argc, char** argv) {
     test_refused_shadow();
     test_launch_config();
     test_unwritten();
+    test_shared_unwritten();
     if (argc > 3) benchmarks(argc > 4 ? argv[4] : "");
     std::printf("%s: %d failed\n", g_failed ? "FAILED" : "ok", g_failed);
     return g_failed ? 1 : 0;

@@ -1,4 +1,5 @@
 // __syncthreads and its _count/_and/_or variants, and __threadfence.
+#include "access/checks.h"
 #include "access/races.h"
 #include "worker.h"
 
@@ -50,6 +51,7 @@ __attribute__((noinline)) void release_barrier(Worker& w, Block& b) {
     Launch& l = *w.launch;
     if (l.mode == Mode::Check) {
         check_same_call_site(w, b);
+        if (b.shared.unwritten_read()) report_unwritten_read(w, b);
         counts_converged(l, b, -1);
         races_barrier(b);
     }

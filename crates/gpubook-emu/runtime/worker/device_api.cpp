@@ -1,7 +1,6 @@
 // The remaining entry points of device/abi.h: shared memory, checked atomics, traps.
 #include "access/checks.h"
 #include "access/races.h"
-#include "access/unwritten.h"
 #include "worker.h"
 
 #include <cstring>
@@ -82,7 +81,7 @@ extern "C" uint64_t gpubook_rt_atomic(int op, int type, void* addr, uint64_t val
     uintptr_t pc = call_site(__builtin_return_address(0));
     uintptr_t a = reinterpret_cast<uintptr_t>(addr);
     // Every atomic but atomicExch reads the old value: atomicAdd on a counter nobody zeroed.
-    if (op != GPUBOOK_ATOM_EXCH && unwritten_any(a, size)) report_unwritten(*tls_worker, a, size, pc);
+    if (op != GPUBOOK_ATOM_EXCH) check_atomic_read(a, size, pc);
     check_access(a, size, kAccessWrite | kAccessSync | kAccessRmw | kAccessAligned, pc);
     uint64_t old;
     switch (type) {

@@ -14,6 +14,7 @@
 // take turns between them: blocks of a persistent kernel that wait for each other make
 // progress together, as on a GPU.
 #include "fiber.h"
+#include "access/checks.h"
 #include "access/races.h"
 #include "signals.h"
 #include "worker.h"
@@ -205,6 +206,7 @@ void runner_main(void* p) {
             set_current(w, &t);
             w.launch->entry(w.launch->args);
             thread_exit(w, *b, t);
+            if (b->exited == b->nthreads && b->shared.unwritten_read()) report_unwritten_read(w, *b);
         }
         set_current(w, nullptr);
         dispatch(w, self, true);

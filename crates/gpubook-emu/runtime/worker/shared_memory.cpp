@@ -2,6 +2,7 @@
 
 #include "diagnostic.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -33,6 +34,9 @@ void SharedMemory::begin_block(size_t dynamic_bytes) {
     used_ids_.clear();
     vars_.clear();
     recent_.clear();
+    unwritten_reads_.clear();
+    std::fill(unwritten_.begin(), unwritten_.end(), 0);
+    unwritten_bytes_ = 0;
     static_bytes_ = 0;
     // The dynamic region comes first, 128-byte aligned (CUDA guarantees at least 16).
     SharedVar dyn;
@@ -43,6 +47,31 @@ void SharedMemory::begin_block(size_t dynamic_bytes) {
     std::memset(reinterpret_cast<void*>(dyn.addr), kPoison, dynamic_bytes);
     vars_.push_back(dyn);
     used_ = 128 + dynamic_bytes;
+    mark_unwritten(dyn.addr, dynamic_bytes);
+}
+
+void SharedMemory::note_unwritten_read(const UnwrittenRead& r) {
+    // A thread spinning on a flag nobody set reads it again and again: note it once. The first
+    // few are enough to report.
+    constexpr size_t kKept = 32;
+    for (const UnwrittenRead& x : unwritten_reads_)
+        if (x.addr == r.addr && x.thread == r.thread) return;
+    if (unwritten_reads_.size() < kKept) unwritten_reads_.push_back(r);
+}
+
+void SharedMemory::settle_reads(uintptr_t a, size_t n, uint32_t thread) {
+    auto settled = [&](const UnwrittenRead& r) { return r.thread != thread && r.addr < a + n && a < r.addr + r.bytes; };
+    unwritten_reads_.erase(std::remove_if(unwritten_reads_.begin(), unwritten_reads_.end(), settled), unwritten_reads_.end());
+}
+
+void SharedMemory::mark_unwritten(uintptr_t a, size_t n) {
+    size_t words = (a - base_ + n + 63) / 64;
+    if (unwritten_.size() < words) unwritten_.resize(words);
+    if (n) each_bits(unwritten_, a - base_, n, [this](uint64_t& bits, uint64_t mask) {
+        unwritten_bytes_ += size_t(__builtin_popcountll(mask & ~bits));
+        bits |= mask;
+        return true;
+    });
 }
 
 void* SharedMemory::variable(int id, const char* name, size_t bytes, size_t align, size_t elem,
@@ -68,6 +97,7 @@ void* SharedMemory::variable(int id, const char* name, size_t bytes, size_t alig
     v.elem_size = elem ? elem : 1;
     v.name = name;
     std::memset(reinterpret_cast<void*>(v.addr), kPoison, bytes);
+    mark_unwritten(v.addr, bytes);
     vars_.push_back(v);
     used_ = offset + bytes;
     static_bytes_ += bytes;

@@ -4,7 +4,6 @@
 // store, then done for real. Stores with release order publish what the block wrote before
 // them; every atomic read is a place where a thread may be waiting for another.
 #include "access/checks.h"
-#include "access/unwritten.h"
 #include "worker.h"
 
 #include <cstdint>
@@ -22,7 +21,7 @@ inline uintptr_t pc_of(void* ra) { return call_site(ra); }
 // Before the operation: checks, and the never-written check for operations that read.
 template <class T> void before(const volatile T* a, bool write, bool rmw, bool reads, int mo, uintptr_t pc) {
     uintptr_t p = reinterpret_cast<uintptr_t>(a);
-    if (reads && unwritten_any(p, sizeof(T))) report_unwritten(*tls_worker, p, sizeof(T), pc);
+    if (reads) check_atomic_read(p, sizeof(T), pc);
     unsigned f = kAccessSync | kAccessAligned;
     if (write) f |= kAccessWrite;
     if (rmw) f |= kAccessRmw;

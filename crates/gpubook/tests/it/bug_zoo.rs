@@ -55,6 +55,8 @@ fn cases() -> Vec<Case> {
         case("huge_local", StackOverflow, "small_local"),
         case("assert", Trap, "copy"),
         case("read_unwritten", UninitializedRead, "accumulate"),
+        case("shared_tile_edge", UninitializedRead, "shared_neighbour"),
+        Case { zeroed: true, ..case("shared_histogram", UninitializedRead, "shared_histogram") },
         case("misaligned_vector", Misaligned, "vector_copy"),
         Case { fast: true, ..case("misaligned_vector", Misaligned, "vector_copy") },
         case("shuffle_outside_mask", InvalidShuffle, "half_shuffle"),
@@ -84,6 +86,9 @@ fn reference(twin: &str, x: &[f32], block: usize) -> Vec<f32> {
         "small_local" => (0..n).map(|i| x[i] + (i & 15) as f32).collect(),
         "divide" => (0..n).map(|i| (i as i32 / (x[i] as i32 + 1)) as f32).collect(),
         "accumulate" => x.to_vec(),
+        "shared_neighbour" => {
+            (0..n).map(|i| x[i] + if (i + 1) % block != 0 { x.get(i + 1).copied().unwrap_or(0.0) } else { 0.0 }).collect()
+        }
         "half_shuffle" => (0..n).map(|i| x[i] + if i % 32 < 16 { at(i + 16) } else { 0.0 }).collect(),
         "vector_copy" => x.to_vec(),
         "partial_warp" => (0..n)
@@ -188,6 +193,11 @@ fn check_twin(twin: &str, got: &[f32], x: &[f32], block: usize) -> Option<String
             let want: f32 = x.iter().step_by(block).sum();
             return (got[0] != want).then(|| format!("sum {} instead of {want}", got[0]));
         }
+        "shared_histogram" => {
+            let mut want = vec![0.0f32; 8];
+            x.iter().for_each(|v| want[*v as usize % 8] += 1.0);
+            return (got[..8] != want[..]).then(|| format!("bins {:?} instead of {want:?}", &got[..8]));
+        }
         "reduce" => {
             let want: Vec<f32> = x.chunks(block).map(|c| c.iter().sum()).collect();
             return (got[..want.len()] != want[..]).then(|| format!("block sums {:?} instead of {:?}", &got[..3], &want[..3]));
@@ -226,6 +236,8 @@ fn twins_agree_with_the_cpu_on_any_backend() {
         "half_shuffle",
         "vector_copy",
         "partial_warp",
+        "shared_neighbour",
+        "shared_histogram",
     ] {
         let c = Case { bug: twin, class: None, twin, block: 128, shared: 0, zeroed: true, file: ZOO, fast: false };
         let mut out = s.alloc_zeros::<f32>(n).unwrap();
@@ -235,7 +247,7 @@ fn twins_agree_with_the_cpu_on_any_backend() {
             panic!("ok_{twin} on {}: {bad}", gpu.backend());
         }
     }
-    println!("18 twins agree with the CPU on {}", gpu.backend());
+    println!("20 twins agree with the CPU on {}", gpu.backend());
 }
 
 /// The first launch of a fresh emulator (its worker starts then) reports reads of memory nothing

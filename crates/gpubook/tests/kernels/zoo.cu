@@ -385,3 +385,44 @@ extern "C" __global__ void bug_empty_loop(float* out, const float* in, int n) {
     }
     if (i < n) out[i] = in[i];
 }
+
+// Adds each element's right-hand neighbour through a tile; threads past n load nothing, yet
+// the last one in range reads the slot after its own. Shared memory starts every block with
+// whatever was there: garbage on a GPU, which no sanitizer tool reports.
+extern "C" __global__ void bug_shared_tile_edge(float* out, const float* in, int n) {
+    __shared__ float tile[128];
+    int t = threadIdx.x;
+    int i = blockIdx.x * blockDim.x + t;
+    if (i < n) tile[t] = in[i];
+    __syncthreads();
+    if (i < n) out[i] = tile[t] + (t + 1 < blockDim.x ? tile[t + 1] : 0.0f);  // BUG: shared_tile_edge
+}
+
+extern "C" __global__ void ok_shared_neighbour(float* out, const float* in, int n) {
+    __shared__ float tile[128];
+    int t = threadIdx.x;
+    int i = blockIdx.x * blockDim.x + t;
+    tile[t] = i < n ? in[i] : 0.0f;
+    __syncthreads();
+    if (i < n) out[i] = tile[t] + (t + 1 < blockDim.x ? tile[t + 1] : 0.0f);
+}
+
+// A histogram of (int)in[i] % 8 in shared memory that nobody zeroed: every bin starts at
+// whatever the last block left.
+extern "C" __global__ void bug_shared_histogram(float* out, const float* in, int n) {
+    __shared__ int bins[8];
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) atomicAdd(&bins[(int)in[i] % 8], 1);  // BUG: shared_histogram
+    __syncthreads();
+    if (threadIdx.x < 8) atomicAdd(&out[threadIdx.x], (float)bins[threadIdx.x]);
+}
+
+extern "C" __global__ void ok_shared_histogram(float* out, const float* in, int n) {
+    __shared__ int bins[8];
+    if (threadIdx.x < 8) bins[threadIdx.x] = 0;
+    __syncthreads();
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) atomicAdd(&bins[(int)in[i] % 8], 1);
+    __syncthreads();
+    if (threadIdx.x < 8) atomicAdd(&out[threadIdx.x], (float)bins[threadIdx.x]);
+}

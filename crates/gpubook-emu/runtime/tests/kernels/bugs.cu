@@ -95,6 +95,53 @@ extern "C" __global__ void assert_positive(const int* v) { assert(v[threadIdx.x]
 
 extern "C" __global__ void divide(int* v, int d) { v[threadIdx.x] = v[threadIdx.x] / d; }
 
+// Threads past n load nothing into the tile; their neighbours read those slots anyway.
+extern "C" __global__ void shared_tile_edge(const float* in, float* out, int n) {
+    auto& tile = *::gpubook::shared_var<float[64]>(0, "tile");
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) tile[threadIdx.x] = in[i];
+    __syncthreads();
+    if (i < n) out[i] = tile[threadIdx.x] + (threadIdx.x + 1 < blockDim.x ? tile[threadIdx.x + 1] : 0.0f);
+}
+
+// Block 0 writes the slot, every block reads it: a new block's shared memory holds nothing.
+extern "C" __global__ void shared_from_another_block(float* out) {
+    auto& s = *::gpubook::shared_var<float[1]>(0, "s");
+    if (blockIdx.x == 0 && threadIdx.x == 0) s[0] = 1.0f;
+    __syncthreads();
+    if (threadIdx.x == 0) out[blockIdx.x] = s[0];
+}
+
+// A shared histogram nobody zeroed.
+extern "C" __global__ void shared_histogram_unzeroed(const int* in, int* out) {
+    auto& h = *::gpubook::shared_var<int[8]>(0, "h");
+    atomicAdd(&h[in[threadIdx.x] & 7], 1);
+    __syncthreads();
+    if (threadIdx.x < 8) out[threadIdx.x] = h[threadIdx.x];
+}
+
+// Each thread writes one byte of its pair and reads the other.
+extern "C" __global__ void shared_other_byte(char* out) {
+    auto& c = *::gpubook::shared_var<char[64]>(0, "c");
+    c[2 * threadIdx.x] = 1;
+    __syncthreads();
+    out[threadIdx.x] = c[2 * threadIdx.x + 1];
+}
+
+// Not a bug: a struct written field by field, then copied whole (its padding included).
+struct PaddedPair {
+    float value;
+    char tag;
+};
+extern "C" __global__ void shared_struct_copy(float* out) {
+    auto& s = *::gpubook::shared_var<PaddedPair[32]>(0, "pairs");
+    s[threadIdx.x].value = float(threadIdx.x);
+    s[threadIdx.x].tag = 1;
+    __syncthreads();
+    PaddedPair p = s[31 - threadIdx.x];
+    out[threadIdx.x] = p.value + p.tag;
+}
+
 GPUBOOK_EXPORT_KERNEL(vector_add_unguarded)
 GPUBOOK_EXPORT_KERNEL(shared_overflow)
 GPUBOOK_EXPORT_KERNEL(reduce_missing_sync)
@@ -109,3 +156,8 @@ GPUBOOK_EXPORT_KERNEL(stack_array)
 GPUBOOK_EXPORT_KERNEL(deep_recursion)
 GPUBOOK_EXPORT_KERNEL(assert_positive)
 GPUBOOK_EXPORT_KERNEL(divide)
+GPUBOOK_EXPORT_KERNEL(shared_tile_edge)
+GPUBOOK_EXPORT_KERNEL(shared_from_another_block)
+GPUBOOK_EXPORT_KERNEL(shared_histogram_unzeroed)
+GPUBOOK_EXPORT_KERNEL(shared_other_byte)
+GPUBOOK_EXPORT_KERNEL(shared_struct_copy)

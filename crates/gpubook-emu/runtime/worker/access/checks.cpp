@@ -128,6 +128,39 @@ void report_unwritten(Worker& w, uintptr_t a, size_t n, uintptr_t pc) {
     fail_here(w, std::move(d), pc);
 }
 
+void report_unwritten_read(Worker& w, Block& b) {
+    const UnwrittenRead& r = *b.shared.unwritten_read();
+    const SharedVar* v = b.shared.find(r.addr, 1);
+    std::string what = v ? format("element %zu of %s '%s'", size_t(r.addr - v->addr) / v->elem_size,
+                                  v->dynamic ? "dynamic shared memory" : "__shared__ variable", v->name)
+                         : std::string("shared memory");
+    const char* fix = r.atomic ? "A counter, flag or histogram in shared memory needs a first value (zero it), "
+                                 "and a __syncthreads(), before the first atomic on it."
+                               : "Threads that fill a tile only where their index is in range (if (i < n)) leave "
+                                 "the other slots unwritten: store a neutral value there (0 for a sum), or guard "
+                                 "the read the same way.";
+    Diagnostic d;
+    d.cls = "uninitialized_read";
+    d.message = format("%s never-written shared memory: %s (a %u-byte %s), which no thread of this block had "
+                       "written, nor wrote before the block's next __syncthreads() or its end. Shared memory "
+                       "starts every block with whatever was there before (on a GPU another block's data; here "
+                       "the 0xFF poison: NaN as a float, -1 as an int). %s",
+                       r.atomic ? "atomic on" : "read of", what.c_str(), r.bytes,
+                       r.atomic ? "atomic, which reads it" : "read", fix);
+    d.pc = r.pc;
+    set_location(d, b, &b.threads[r.thread]);
+    fail_block(w, std::move(d));
+}
+
+void check_atomic_read(uintptr_t a, size_t n, uintptr_t pc) {
+    Worker* w = tls_worker;
+    if (!w || !w->blk || !n) return;
+    if (unwritten_any(a, n)) report_unwritten(*w, a, n, pc);
+    SharedMemory& s = w->blk->shared;
+    if (s.contains(a) && s.holds(a, n) && s.never_written(a, n))
+        s.note_unwritten_read(UnwrittenRead{a, pc, uint32_t(n), w->current->linear, true});
+}
+
 namespace {
 
 // The rest of a checked access, once its space is known: the race check and the counts.
@@ -168,8 +201,13 @@ __attribute__((flatten, noinline)) void check_global(Worker& w, uintptr_t a, siz
 __attribute__((flatten, noinline)) void check_shared(Worker& w, uintptr_t a, size_t n, unsigned f, uintptr_t pc) {
     bool write = f & kAccessWrite;
     w.last_access_pc = pc;
-    if (!w.blk->shared.holds(a, n)) report_shared(w, a, n, write, pc);
+    SharedMemory& shared = w.blk->shared;
+    if (!shared.holds(a, n)) report_shared(w, a, n, write, pc);
     if (misaligned(a, n, f)) report_misaligned(w, a, n, write, true, pc);
+    // An atomic that reads (all but exchange and store) was checked by its caller.
+    if (write) shared.note_store(a, n, w.current->linear, f & kAccessRmw);
+    else if (__builtin_expect(shared.never_written(a, n), 0))
+        shared.note_unwritten_read(UnwrittenRead{a, pc, uint32_t(n), w.current->linear, false});
     after_bounds(w, a, n, f, pc, true, nullptr);
 }
 

@@ -24,7 +24,14 @@ void check_access(uintptr_t addr, size_t n, unsigned flags, uintptr_t pc);
 extern bool g_access_checks_off;
 
 struct Worker;
-// Ends the block with an `uninitialized_read` of [addr, addr+n).
+struct Block;
+// Ends the block with an `uninitialized_read` of [addr, addr+n) of device memory.
 [[noreturn]] void report_unwritten(Worker& w, uintptr_t addr, size_t n, uintptr_t pc);
+// An atomic that reads [addr, addr+n) (all but exchange and store): device memory the host left
+// unwritten ends the block now; shared memory no thread of the block wrote is noted as a read is.
+void check_atomic_read(uintptr_t addr, size_t n, uintptr_t pc);
+// Ends block `b` with the first noted read of never-written shared memory (SharedMemory::
+// unwritten_read): at a barrier, or when its last thread exited.
+[[noreturn]] void report_unwritten_read(Worker& w, Block& b);
 
 } // namespace gpubook::rt

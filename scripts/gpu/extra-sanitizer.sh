@@ -19,6 +19,7 @@ no_guard memcheck 128 0 uninit
 off_by_one memcheck 128 0 uninit
 negative_index memcheck 128 0 uninit
 reverse_past_end memcheck 128 0 uninit
+unsigned_wrap memcheck 128 0 uninit
 shared_overflow memcheck 128 0 uninit
 dynamic_shared memcheck 128 512 uninit
 missing_sync racecheck 128 0 uninit

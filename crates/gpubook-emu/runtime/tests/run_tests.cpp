@@ -331,6 +331,36 @@ void test_shared_unwritten() {
     expect(r.ok(), "a struct written field by field and copied whole (padding and all)", r.json);
 }
 
+// Blocks that wait for each other hold a stack a thread; a process may have only so many
+// (vm.max_map_count): past that, a diagnostic, not an abort.
+void test_out_of_stacks() {
+    auto flags = [](unsigned n) {
+        return [n](Worker& w) { return std::vector<std::string>{arg(w.alloc<int>(n, "flags", 0))}; };
+    };
+    setenv("GPUBOOK_EMU_MAX_STACKS", "500", 1);
+    expect_diag("more waiting threads than stacks", run_bug("wait_for_next_block", 64, 32, flags(64)),
+                "launch_config", "cannot hold this launch's waiting threads: 500 threads of");
+    // Past the device's 512 blocks check mode admits more, to see whom the blocks wait for.
+    setenv("GPUBOOK_EMU_MAX_STACKS", "17000", 1);
+    expect_diag("waiting blocks past the device's limit, out of stacks", run_bug("wait_for_next_block", 1024, 32, flags(1024)),
+                "hang", "ran out of thread stacks at");
+    unsetenv("GPUBOOK_EMU_MAX_STACKS");
+    expect(run_bug("wait_for_next_block", 64, 32, flags(64)).ok(), "the same blocks, with stacks for all", "");
+}
+
+// Addresses far from every buffer: named as such, with the likely cause, not as an element.
+void test_far_addresses() {
+    auto two = [](Worker& w) { return std::vector<std::string>{arg(w.alloc<float>(32, "in", 0)), arg(w.alloc<float>(32, "out", 0))}; };
+    // 16 GiB past `in`: beyond this test's arena (inside it, check mode's bounds check says the same).
+    expect_diag("an unsigned index that wrapped", run_bug("unsigned_wrap", 1, 32, two), "crash",
+                "past the end of buffer 'out'");
+    auto big = [](Worker& w) { return std::vector<std::string>{arg(w.alloc<float>(40960, "a", 0))}; };
+    for (const char* mode : {"check", "fast"})
+        expect_diag(mode[0] == 'c' ? "a short index that wrapped, outside device memory (check)"
+                                   : "a short index that wrapped, outside device memory (fast)",
+                    run_bug("short_index", 160, 256, big, mode), "crash", "before buffer 'a'");
+}
+
 void test_launch_config() {
     Worker w(g_worker);
     float* p = w.alloc<float>(16, "p");
@@ -408,6 +438,8 @@ int main(int argc, char** argv) {
     test_launch_config();
     test_unwritten();
     test_shared_unwritten();
+    test_out_of_stacks();
+    test_far_addresses();
     if (argc > 3) benchmarks(argc > 4 ? argv[4] : "");
     std::printf("%s: %d failed\n", g_failed ? "FAILED" : "ok", g_failed);
     return g_failed ? 1 : 0;

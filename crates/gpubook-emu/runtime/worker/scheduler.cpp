@@ -62,14 +62,17 @@ void set_current(Worker& w, Thread* t) {
 
 void runner_main(void* p);
 
+// A free fiber, or null when the process may have no more stacks (stack_pool.h).
 Fiber* take_free_fiber(Worker& w) {
     if (!w.free_fibers.empty()) {
         Fiber* f = w.free_fibers.back();
         w.free_fibers.pop_back();
         return f;
     }
+    Stack stack;
+    if (!stack_allocate(&stack)) return nullptr;
     auto* f = new Fiber;
-    f->stack = stack_allocate();
+    f->stack = stack;
     // Stagger the stack tops: stacks are equally spaced, so unstaggered tops would all map to
     // the same cache sets and evict each other when a block's fibers take turns.
     f->stack.top -= (w.fibers.size() % 61) * 64;
@@ -96,6 +99,51 @@ inline void switch_fiber(Worker& w, Fiber* from, Fiber* to) {
 
 [[noreturn]] void report_stuck(Worker& w);
 
+// Block `b` needs a fiber for its next thread and the process may have no more stacks: the
+// emulator's limit, not the GPU's (threads that wait hold their stacks; blocks that wait for
+// other blocks stay resident).
+Diagnostic out_of_stacks(Worker& w, Block& b) {
+    const Launch& l = *w.launch;
+    Diagnostic d;
+    if (l.over_capacity_from.load() != UINT64_MAX) {
+        // Check mode admitted blocks past the device's limit to see whom the resident ones
+        // wait for: on a GPU of this shape they would wait forever.
+        d.cls = "hang";
+        d.message = format("blocks wait for blocks that cannot run at the same time: the grid has %llu blocks and "
+                           "the device holds %llu at once (%u SM%s, %llu threads per block), and every resident "
+                           "block waits. The emulator admitted blocks past the device's limit to find which one "
+                           "they wait for, and ran out of thread stacks at %zu blocks (this process may have %zu "
+                           "stacks). On a GPU this launch never finishes. Launch no more blocks than the device "
+                           "holds (one per SM, each looping over several pieces of work), or let a block wait "
+                           "only for blocks that started before it.",
+                           (unsigned long long)l.total_blocks, (unsigned long long)l.resident_limit.load(),
+                           g_device.sms, g_device.sms == 1 ? "" : "s", (unsigned long long)l.threads_per_block,
+                           w.resident.size(), stack_budget());
+        // Where the first resident block waits, rather than the block that wanted a stack.
+        const Block& first = *w.resident[0];
+        for (unsigned i = 0; i < first.nthreads; i++) {
+            const Thread& t = first.threads[i];
+            if (t.chk && t.chk->spin_pc) {
+                d.pc = t.chk->spin_pc;
+                set_location(d, first, &t);
+                return d;
+            }
+        }
+    } else {
+        d.cls = "launch_config";
+        d.message = format("the emulator cannot hold this launch's waiting threads: %zu threads of %zu resident "
+                           "blocks are waiting or running at once (blocks that wait for other blocks stay "
+                           "resident, up to the %llu this device holds at once), and each needs a stack of its "
+                           "own, of which this process may have %zu (Linux allows vm.max_map_count memory "
+                           "mappings, two a stack). A GPU would hold them. Launch fewer blocks (a grid-stride "
+                           "loop over the data) or fewer threads a block.",
+                           w.fibers.size(), w.resident.size(), (unsigned long long)l.resident_limit.load(),
+                           stack_budget());
+    }
+    set_location(d, b, b.next_unstarted < b.nthreads ? &b.threads[b.next_unstarted] : nullptr);
+    return d;
+}
+
 // Runs whatever should run next in the current block, on behalf of `self`, whose thread parked
 // or yielded (self_free: it holds no thread any more). Returns when `self` is picked to run
 // again. Back to the scheduler when the block is done or stalled. Inlined: it is the hot path
@@ -106,7 +154,9 @@ __attribute__((always_inline)) inline void dispatch(Worker& w, Fiber* self, bool
         if (b.next_unstarted < b.nthreads && (w.start_next || b.ready_count == 0)) {
             w.start_next = true; // runner_main's loop starts it
             if (self_free) return;
-            switch_fiber(w, self, take_free_fiber(w));
+            Fiber* next = take_free_fiber(w);
+            if (!next) fail_block(w, out_of_stacks(w, b));
+            switch_fiber(w, self, next);
             return;
         }
         w.start_next = false;
@@ -424,6 +474,11 @@ void resume(Worker& w, Block& b) {
         f = t->fiber;
     } else {
         f = take_free_fiber(w); // runner_main starts the next unstarted thread
+        if (!f) {
+            record_failure(*w.launch, out_of_stacks(w, b));
+            b.aborted = true;
+            return;
+        }
         w.start_next = true;
     }
     w.in_block.store(true);
@@ -470,15 +525,16 @@ void set_location(Diagnostic& d, const Block& b, const Thread* t) {
     }
 }
 
-void fail_block(Worker& w, Diagnostic d) {
-    Launch& l = *w.launch;
-    {
-        std::lock_guard<std::mutex> lock(l.error_mutex);
-        if (!l.failed.load()) {
-            l.error = std::move(d);
-            l.failed.store(true);
-        }
+void record_failure(Launch& l, Diagnostic d) {
+    std::lock_guard<std::mutex> lock(l.error_mutex);
+    if (!l.failed.load()) {
+        l.error = std::move(d);
+        l.failed.store(true);
     }
+}
+
+void fail_block(Worker& w, Diagnostic d) {
+    record_failure(*w.launch, std::move(d));
     w.blk->aborted = true;
     Fiber* self = w.current_fiber;
     w.current_fiber = nullptr;

@@ -34,6 +34,7 @@ void SharedMemory::begin_block(size_t dynamic_bytes) {
     used_ids_.clear();
     vars_.clear();
     recent_.clear();
+    dynamic_declared_ = false;
     unwritten_reads_.clear();
     std::fill(unwritten_.begin(), unwritten_.end(), 0);
     unwritten_bytes_ = 0;
@@ -109,6 +110,7 @@ void* SharedMemory::variable(int id, const char* name, size_t bytes, size_t alig
 
 void* SharedMemory::dynamic_region(const char* name, size_t elem) {
     SharedVar& dyn = vars_[0];
+    dynamic_declared_ = true;
     if (!dyn.elem_size || dyn.elem_size == 1) dyn.elem_size = elem ? elem : 1;
     if (std::strcmp(dyn.name, "extern __shared__") == 0 && name) dyn.name = name;
     return reinterpret_cast<void*>(dyn.addr);
@@ -131,6 +133,7 @@ const SharedVar* SharedMemory::nearest(uintptr_t a) const {
     const SharedVar* below = nullptr;
     const SharedVar* above = nullptr;
     for (const SharedVar& v : vars_) {
+        if (v.dynamic && !dynamic_declared_) continue; // a kernel with no extern __shared__ ran past a variable
         if (v.addr <= a && (!below || v.addr > below->addr)) below = &v;
         if (v.addr > a && (!above || v.addr < above->addr)) above = &v;
     }

@@ -92,6 +92,7 @@ private:
     size_t used_ = 0;          // bytes of the region laid out so far, redzones included
     size_t static_bytes_ = 0;  // payload of __shared__ variables in this block
     std::vector<SharedVar> vars_;   // vars_[0] is the dynamic region
+    bool dynamic_declared_ = false; // the block's kernel named it (extern __shared__)
     std::vector<void*> slots_;      // by rewrite id
     std::vector<int> used_ids_;
     mutable Recent<SharedVar, 2> recent_; // the variables holds() found last (vars_ may move: copies)

@@ -71,12 +71,25 @@ const char* describe_fault(int sig, const siginfo_t* si, uintptr_t pc, Worker* w
                       "and its alignment.",
                       thread);
     } else if (sig == SIGSEGV || sig == SIGBUS) {
-        const char* hint = addr < 65536 ? " That is a null (or nearly null) pointer: was a buffer not passed, "
-                                          "or an index computed from an uninitialised value?"
-                                        : " It is neither device memory nor the thread's own stack: a host "
-                                          "pointer passed to the kernel, or a wild pointer?";
-        std::snprintf(g_message, sizeof g_message, "segmentation fault: %s accessed address %#lx.%s", thread,
-                      (unsigned long)addr, hint);
+        // Just outside device memory: an index far out of range of a buffer, not a host pointer.
+        const Buffer* b = addr >= 65536 ? g_arena.nearest(addr) : nullptr;
+        uintptr_t gap = !b ? 0 : addr < b->addr ? b->addr - addr : addr - (b->addr + b->bytes);
+        if (b && gap < (uintptr_t(64) << 30)) {
+            std::snprintf(g_message, sizeof g_message,
+                          "segmentation fault: %s accessed address %#lx, outside device memory, %lu bytes %s "
+                          "buffer '%s' (%zu bytes at %#lx), the nearest. An index that far out of range has "
+                          "usually wrapped around: a short or int that overflowed, or an unsigned subtraction "
+                          "below zero.",
+                          thread, (unsigned long)addr, (unsigned long)gap, addr < b->addr ? "before" : "past the end of",
+                          b->label.c_str(), b->bytes, (unsigned long)b->addr);
+        } else {
+            const char* hint = addr < 65536 ? " That is a null (or nearly null) pointer: was a buffer not passed, "
+                                              "or an index computed from an uninitialised value?"
+                                            : " It is neither device memory nor the thread's own stack: a host "
+                                              "pointer passed to the kernel, or a wild pointer?";
+            std::snprintf(g_message, sizeof g_message, "segmentation fault: %s accessed address %#lx.%s", thread,
+                          (unsigned long)addr, hint);
+        }
     } else if (sig == SIGFPE) {
         std::snprintf(g_message, sizeof g_message,
                       "arithmetic exception in %s: an integer division by zero (or INT_MIN / -1). A GPU "
@@ -85,7 +98,7 @@ const char* describe_fault(int sig, const siginfo_t* si, uintptr_t pc, Worker* w
     } else if (sig == SIGABRT) {
         *cls = "trap";
         std::snprintf(g_message, sizeof g_message,
-                      "%s aborted: a failed assert() from <assert.h> (its message is on stderr), or abort().",
+                      "%s aborted: abort() was called, by the kernel or by a C library function it called.",
                       thread);
     } else if (sig == SIGILL || sig == SIGTRAP) {
         const auto* code = reinterpret_cast<const unsigned char*>(pc);

@@ -1,5 +1,6 @@
 #include "stack_pool.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
@@ -24,19 +25,37 @@ size_t stack_size() {
     return size;
 }
 
-Stack stack_allocate() {
+size_t stack_budget() {
+    static const size_t budget = [] {
+        size_t maps = 65530;
+        if (FILE* f = std::fopen("/proc/sys/vm/max_map_count", "r")) {
+            unsigned long v = 0;
+            if (std::fscanf(f, "%lu", &v) == 1 && v > 0) maps = v;
+            std::fclose(f);
+        }
+        // Two mappings a stack, and room for everything else the worker maps (kernels, shadows).
+        size_t n = maps > 8192 ? (maps - 8192) / 2 : 1024;
+        if (const char* env = std::getenv("GPUBOOK_EMU_MAX_STACKS")) n = std::min(n, size_t(std::atol(env)));
+        return std::min(n, kMaxStacks);
+    }();
+    return budget;
+}
+
+bool stack_allocate(Stack* out) {
+    if (g_stack_count.load() >= stack_budget()) return false;
     size_t usable = stack_size();
     void* p = mmap(nullptr, kGuardBytes + usable, PROT_READ | PROT_WRITE,
                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (p == MAP_FAILED) {
-        std::perror("gpubook-emu-worker: mmap of a fiber stack");
-        std::abort();
-    }
+    if (p == MAP_FAILED) return false;
     char* base = static_cast<char*>(p);
-    mprotect(base, kGuardBytes, PROT_NONE);
+    if (mprotect(base, kGuardBytes, PROT_NONE) != 0) { // no guard, no stack
+        munmap(p, kGuardBytes + usable);
+        return false;
+    }
     size_t i = g_stack_count.fetch_add(1);
     if (i < kMaxStacks) __atomic_store_n(&g_guards[i], base, __ATOMIC_RELEASE);
-    return Stack{base, base + kGuardBytes + usable};
+    *out = Stack{base, base + kGuardBytes + usable};
+    return true;
 }
 
 bool stack_guard_contains(const void* addr) {

@@ -14,7 +14,13 @@ struct Stack {
 
 // The usable size of a new stack: GPUBOOK_EMU_STACK_KB, default 128 KiB.
 size_t stack_size();
-Stack stack_allocate();
+// A new stack, or false when the process may not have another: each costs two memory mappings
+// (the guard and the stack), and Linux allows a process vm.max_map_count of them (65530 by
+// default), which thousands of waiting blocks can reach. GPUBOOK_EMU_MAX_STACKS lowers the
+// budget (tests).
+bool stack_allocate(Stack* out);
+// How many stacks a process may have.
+size_t stack_budget();
 // True when `addr` lies in the guard region of any stack this process allocated.
 // Async-signal-safe.
 bool stack_guard_contains(const void* addr);

@@ -287,6 +287,8 @@ inline void make_ready(Block& b, Thread& t) {
 void yield_current(Worker& w, bool waiting);
 // Ends the running block with `d` (the launch keeps only its first failure). Never returns.
 [[noreturn]] void fail_block(Worker& w, Diagnostic d);
+// The launch's error, unless another came first (fail_block, from outside a fiber).
+void record_failure(Launch& l, Diagnostic d);
 // The (block, thread) of a CUDA thread, for messages.
 void set_location(Diagnostic& d, const Block& b, const Thread* t);
 

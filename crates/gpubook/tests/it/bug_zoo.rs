@@ -37,6 +37,7 @@ fn cases() -> Vec<Case> {
         case("off_by_one", OutOfBounds, "scale"),
         case("negative_index", OutOfBounds, "difference"),
         case("reverse_past_end", OutOfBounds, "reverse"),
+        case("unsigned_wrap", OutOfBounds, "difference"),
         case("shared_overflow", OutOfBounds, "shared_staging"),
         Case { shared: 128 * 4, ..case("dynamic_shared", OutOfBounds, "dynamic_shared") },
         case("missing_sync", Race, "block_reverse"),

@@ -426,3 +426,10 @@ extern "C" __global__ void ok_shared_histogram(float* out, const float* in, int 
     __syncthreads();
     if (threadIdx.x < 8) atomicAdd(&out[threadIdx.x], (float)bins[threadIdx.x]);
 }
+
+// The left neighbour with unsigned arithmetic: element 0 reads in[0u - 1], 16 GiB past the
+// buffer (a GPU faults or reads garbage; a 64-bit index does not wrap back).
+extern "C" __global__ void bug_unsigned_wrap(float* out, const float* in, int n) {
+    unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = in[i] - in[i - 1];  // BUG: unsigned_wrap
+}

@@ -1,4 +1,5 @@
 // Kernels with the bugs the emulator must explain.
+#include <cassert> // the device assert all the same (runtime/assert.h)
 
 // No bounds check: the last block writes past the end of c.
 extern "C" __global__ void vector_add_unguarded(const float* a, const float* b, float* c, int n) {
@@ -142,6 +143,29 @@ extern "C" __global__ void shared_struct_copy(float* out) {
     out[threadIdx.x] = p.value + p.tag;
 }
 
+// Block b waits for block b + 1: every block stays resident until the last one runs.
+extern "C" __global__ void wait_for_next_block(int* flags) {
+    unsigned b = blockIdx.x;
+    if (b + 1 < gridDim.x && threadIdx.x == 0) {
+        while (atomicAdd(&flags[b + 1], 0) == 0) {
+        }
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) atomicExch(&flags[b], 1);
+}
+
+// The left neighbour with unsigned arithmetic: column 0 reads in[0u - 1], 16 GiB away.
+extern "C" __global__ void unsigned_wrap(const float* in, float* out) {
+    unsigned col = threadIdx.x;
+    out[col] = in[col] - in[col - 1];
+}
+
+// A short index wraps negative past 32767: far before the buffer, outside device memory.
+extern "C" __global__ void short_index(float* a) {
+    short i = short(blockIdx.x * blockDim.x + threadIdx.x);
+    a[i] *= 2.0f;
+}
+
 GPUBOOK_EXPORT_KERNEL(vector_add_unguarded)
 GPUBOOK_EXPORT_KERNEL(shared_overflow)
 GPUBOOK_EXPORT_KERNEL(reduce_missing_sync)
@@ -161,3 +185,6 @@ GPUBOOK_EXPORT_KERNEL(shared_from_another_block)
 GPUBOOK_EXPORT_KERNEL(shared_histogram_unzeroed)
 GPUBOOK_EXPORT_KERNEL(shared_other_byte)
 GPUBOOK_EXPORT_KERNEL(shared_struct_copy)
+GPUBOOK_EXPORT_KERNEL(wait_for_next_block)
+GPUBOOK_EXPORT_KERNEL(unsigned_wrap)
+GPUBOOK_EXPORT_KERNEL(short_index)

@@ -31,6 +31,18 @@ const char* kind(bool write) { return write ? "write" : "read"; }
     fail_block(w, std::move(d));
 }
 
+// An address so far outside buffer b that calling it one of b's elements would mislead.
+bool far_from(const Buffer& b, uintptr_t a) {
+    uintptr_t gap = a >= b.addr ? a - (b.addr + b.bytes) : b.addr - a;
+    return gap >= (uintptr_t(1) << 20) && gap / 4 > b.bytes;
+}
+
+std::string bytes_text(uintptr_t n) {
+    if (n >= (uintptr_t(1) << 30)) return format("%.1f GiB", double(n) / double(uintptr_t(1) << 30));
+    if (n >= (uintptr_t(1) << 20)) return format("%.1f MiB", double(n) / double(uintptr_t(1) << 20));
+    return format("%lu bytes", (unsigned long)n);
+}
+
 [[noreturn]] __attribute__((noinline, cold)) void report_global(Worker& w, uintptr_t a, size_t n, bool write, uintptr_t pc) {
     Diagnostic d;
     d.cls = "out_of_bounds";
@@ -43,6 +55,15 @@ const char* kind(bool write) { return write ? "write" : "read"; }
     } else if (freed) {
         d.message = format("%s of freed device memory: %s was freed before this launch (use after free).",
                            write ? "write" : "read", describe_element(*freed, a, n).c_str());
+    } else if (near && far_from(*near, a)) {
+        bool past = a >= near->addr;
+        uintptr_t gap = past ? a - (near->addr + near->bytes) : near->addr - a;
+        d.message = format("out-of-bounds %s at device address %#lx, which belongs to no buffer: %s %s buffer '%s', "
+                           "the nearest (as its element: %s). An offset this large is most often an index that "
+                           "wrapped around: an unsigned subtraction below zero (0u - 1 is 4294967295), or an "
+                           "int or short that overflowed.",
+                           kind(write), (unsigned long)a, bytes_text(gap).c_str(), past ? "past the end of" : "before",
+                           near->label.c_str(), describe_element(*near, a, n).c_str());
     } else if (near && a >= near->addr + near->bytes) {
         d.message = format("out-of-bounds %s past the end of a buffer: %s. Check the index against the "
                            "length (if (i < n)), and that the grid does not cover more elements than exist.",

@@ -209,11 +209,11 @@ std::string element_name(const Block& b, uintptr_t a, bool shared) {
     return "device memory";
 }
 
-const char* verb(const Access& x, bool past) {
+// "writes it", "read data[3] atomically": what access x did to `what`.
+std::string verb(const Access& x, bool past, const std::string& what = "it") {
     bool wr = x.who & kWrite, sync = x.who & kSync;
-    if (sync && wr) return past ? "updated it atomically" : "updates it atomically";
-    if (sync) return past ? "read it atomically" : "reads it atomically";
-    return wr ? (past ? "wrote" : "writes") : (past ? "read" : "reads");
+    const char* v = wr ? (sync ? (past ? "updated" : "updates") : (past ? "wrote" : "writes")) : (past ? "read" : "reads");
+    return format("%s %s%s", v, what.c_str(), sync ? " atomically" : "");
 }
 
 [[noreturn]] __attribute__((noinline, cold)) void report(Worker& w, const Access& prev, const Access& cur, uintptr_t addr, bool shared) {
@@ -227,20 +227,20 @@ const char* verb(const Access& x, bool past) {
     Diagnostic d;
     d.cls = "race";
     if (prev.block != cur.block) {
-        d.message = format("data race between blocks on %s: thread %s of this block %s it, and thread %s of block "
-                           "%s %s it in the same launch, with nothing ordering the two. Blocks run in no fixed "
+        d.message = format("data race between blocks on %s: thread %s of this block %s, and thread %s of block "
+                           "%s %s in the same launch, with nothing ordering the two. Blocks run in no fixed "
                            "order: use atomics, split the work into two kernel launches, or hand the data over "
                            "with a flag (the writer writes the data, calls __threadfence(), then sets the flag "
                            "with an atomic or volatile store; the reader waits until an atomic or volatile load "
                            "sees the flag, then reads the data).",
-                           where.c_str(), coords(me).c_str(), verb(cur, false), coords(other).c_str(),
-                           coords(other_block).c_str(), verb(prev, true));
+                           where.c_str(), coords(me).c_str(), verb(cur, false).c_str(), coords(other).c_str(),
+                           coords(other_block).c_str(), verb(prev, true).c_str());
     } else {
         bool same_warp = thread_of(prev) / kWarpSize == thread_of(cur) / kWarpSize;
-        d.message = format("data race on %s %s: thread %s %s it, and thread %s %s it with no %s between the two "
+        d.message = format("data race on %s %s: thread %s %s, and thread %s %s with no %s between the two "
                            "accesses, so the result depends on which thread runs first.%s",
                            shared ? "shared memory," : "global memory,", where.c_str(), coords(me).c_str(),
-                           verb(cur, false), coords(other).c_str(), verb(prev, true),
+                           verb(cur, false).c_str(), coords(other).c_str(), verb(prev, true).c_str(),
                            same_warp ? "__syncthreads() (or __syncwarp(): both are lanes of one warp)"
                                      : "__syncthreads()",
                            same_warp ? " Lanes of one warp do not run in lockstep (since Volta): synchronise "
@@ -251,8 +251,8 @@ const char* verb(const Access& x, bool past) {
     d.pc = l.module_base + cur.pc;
     set_location(d, b, w.current);
     Note n;
-    n.what = format("the other access: thread %s of block %s %s %s here", coords(other).c_str(),
-                    coords(other_block).c_str(), verb(prev, true), where.c_str());
+    n.what = format("the other access: thread %s of block %s %s here", coords(other).c_str(),
+                    coords(other_block).c_str(), verb(prev, true, where).c_str());
     n.pc = l.module_base + prev.pc;
     n.has_location = true;
     std::memcpy(n.block, other_block, sizeof other_block);

@@ -97,6 +97,8 @@ uint64_t gpubook_rt_warp(int op, unsigned mask, uint64_t value, int arg, int wid
 unsigned gpubook_rt_activemask(void);
 // __threadfence() in check mode: recorded for the race checker (a release, races.h).
 void gpubook_rt_threadfence(void);
+// __threadfence_block() in check mode: a release to the other warps of the block only.
+void gpubook_rt_threadfence_block(void);
 // __nanosleep(): the calling thread waits for something; others run meanwhile.
 void gpubook_rt_nanosleep(unsigned ns);
 

@@ -17,7 +17,7 @@
 // threads communicate only through atomics, so a sequentially consistent fence is enough.
 #if defined(GPUBOOK_CHECK)
 static __forceinline__ void __threadfence() { gpubook_rt_threadfence(); }
-static __forceinline__ void __threadfence_block() {}
+static __forceinline__ void __threadfence_block() { gpubook_rt_threadfence_block(); }
 #else
 static __forceinline__ void __threadfence() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
 static __forceinline__ void __threadfence_block() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }

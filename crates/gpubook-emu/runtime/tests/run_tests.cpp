@@ -361,6 +361,30 @@ void test_far_addresses() {
                     run_bug("short_index", 160, 256, big, mode), "crash", "before buffer 'a'");
 }
 
+// Two warps of one block hand data over through a flag (fence, flag; wait, read): ordered, as
+// between blocks; without the fence, with the data written after the flag or read before the
+// wait, a race.
+void test_warp_handoff() {
+    for (bool global : {false, true}) {
+        for (int variant = 0; variant < 4; variant++) {
+            auto args = [global, variant](Worker& w) {
+                std::vector<std::string> a;
+                if (global) a = {arg(w.alloc<float>(32, "data", 0)), arg(w.alloc<int>(1, "flag", 0))};
+                a.push_back(arg(w.alloc<float>(32, "out", 0)));
+                a.push_back(arg(variant));
+                return a;
+            };
+            Reply r = run_bug(global ? "warp_handoff_global" : "warp_handoff_shared", 1, 64, args);
+            static const char* what[] = {"a hand-over between warps through a flag is ordered",
+                                         "a flag set without a fence orders nothing", "data written after the flag",
+                                         "data read before the wait"};
+            std::string test = std::string(what[variant]) + (global ? " (global)" : " (shared)");
+            if (variant == 0) expect(r.ok(), test.c_str(), r.json);
+            else expect_diag(test.c_str(), r, "race", "data race on");
+        }
+    }
+}
+
 void test_launch_config() {
     Worker w(g_worker);
     float* p = w.alloc<float>(16, "p");
@@ -440,6 +464,7 @@ int main(int argc, char** argv) {
     test_shared_unwritten();
     test_out_of_stacks();
     test_far_addresses();
+    test_warp_handoff();
     if (argc > 3) benchmarks(argc > 4 ? argv[4] : "");
     std::printf("%s: %d failed\n", g_failed ? "FAILED" : "ok", g_failed);
     return g_failed ? 1 : 0;

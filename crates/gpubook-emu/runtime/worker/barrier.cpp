@@ -123,6 +123,12 @@ extern "C" void gpubook_rt_threadfence(void) {
     if (w->launch->mode == Mode::Check) races_fence(*w);
 }
 
+extern "C" void gpubook_rt_threadfence_block(void) {
+    Worker* w = tls_worker;
+    if (!w || !w->blk || !w->launch) return;
+    if (w->launch->mode == Mode::Check) races_fence_block(*w);
+}
+
 // __nanosleep(): the thread is waiting for something; let the others run. In check mode the
 // volatile or atomic read it waits on already counts as waiting (spin.cpp); fast mode sees no
 // reads, so the sleep itself counts.

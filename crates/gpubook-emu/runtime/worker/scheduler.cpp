@@ -188,6 +188,7 @@ void start_checked(Thread& t) {
     c.counts = ThreadCounts();
     c.slice_accesses = 0;
     c.release_clock = 0;
+    c.local_release = false;
     c.spin_next = 0;
     c.spin_pc = c.spin_addr = 0;
 }

@@ -118,6 +118,9 @@ struct ThreadChecks {
     ThreadCounts counts;
     unsigned slice_accesses = 0; // device-memory accesses since it last yielded or started
     uint32_t release_clock = 0;  // its block's clock at its last __threadfence (0: none yet)
+    // It made a fence: a flag it sets releases its warp's accesses so far to the block's other
+    // warps (races.cpp, LocalRelease).
+    bool local_release = false;
     SpinMemo spin[kSpinMemos];
     unsigned spin_next = 0; // spin memos written (the first min(spin_next, kSpinMemos) are valid)
     uintptr_t spin_pc = 0, spin_addr = 0; // where it last waited without seeing a change
@@ -182,6 +185,9 @@ struct Block {
     // __threadfence, and the releases of other blocks it has acquired.
     uint32_t clock = 1;
     Clock acquired;
+    // Within the block: warp_acquired[y * kWarpSize + x] - 1 is the last epoch of warp x whose
+    // accesses warp y has acquired through a flag (0: none). Empty until the first such acquire.
+    std::vector<uint16_t> warp_acquired;
     // Bumped whenever the block's barrier epoch or clock changes: its warps' race segments are
     // then out of date (races.cpp).
     uint32_t race_state = 0;

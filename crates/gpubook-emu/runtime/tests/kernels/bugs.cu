@@ -166,6 +166,35 @@ extern "C" __global__ void short_index(float* a) {
     a[i] *= 2.0f;
 }
 
+// Warp 0 hands 32 values to warp 1 through a flag, with no barrier between them. Variant 0 is
+// right (write, fence, set the flag; wait for it, read); 1 sets the flag without a fence; 2
+// writes the data after setting the flag; 3 reads the data before waiting.
+__device__ void hand_over(float* data, volatile int* flag, float* out, int variant) {
+    unsigned lane = threadIdx.x % 32;
+    if (threadIdx.x < 32) {
+        if (variant != 2) data[lane] = float(lane);
+        if (variant != 1) __threadfence_block();
+        __syncwarp();
+        if (lane == 0) *flag = 1;
+        if (variant == 2) data[lane] = float(lane);
+    } else {
+        float early = variant == 3 ? data[lane] : 0.0f;
+        while (*flag == 0) {
+        }
+        out[lane] = variant == 3 ? early : data[lane];
+    }
+}
+extern "C" __global__ void warp_handoff_shared(float* out, int variant) {
+    auto& data = *::gpubook::shared_var<float[32]>(0, "data");
+    auto& ready = *::gpubook::shared_var<int[1]>(1, "ready");
+    if (threadIdx.x == 0) ready[0] = 0;
+    __syncthreads();
+    hand_over(data, ready, out, variant);
+}
+extern "C" __global__ void warp_handoff_global(float* data, int* flag, float* out, int variant) {
+    hand_over(data, flag, out, variant);
+}
+
 GPUBOOK_EXPORT_KERNEL(vector_add_unguarded)
 GPUBOOK_EXPORT_KERNEL(shared_overflow)
 GPUBOOK_EXPORT_KERNEL(reduce_missing_sync)
@@ -188,3 +217,5 @@ GPUBOOK_EXPORT_KERNEL(shared_struct_copy)
 GPUBOOK_EXPORT_KERNEL(wait_for_next_block)
 GPUBOOK_EXPORT_KERNEL(unsigned_wrap)
 GPUBOOK_EXPORT_KERNEL(short_index)
+GPUBOOK_EXPORT_KERNEL(warp_handoff_shared)
+GPUBOOK_EXPORT_KERNEL(warp_handoff_global)

@@ -274,7 +274,7 @@ template <class T> inline void volatile_read(void* p, void* ra) {
     // The hook runs before the load, so after a wait the load reads what others wrote meanwhile:
     // note the new value (a change is progress), and acquire what was released with it.
     spin_point(*w, pc, a, value(), false);
-    if (g_arena.contains(a)) races_acquire(*w, a);
+    if (g_arena.contains(a) || w->blk->shared.contains(a)) races_acquire(*w, a);
 }
 
 } // namespace

@@ -114,6 +114,47 @@ constexpr size_t kSharedShadowWords = (1 << 20) / 4;
 // Per word that a release stored to: the releases a load of it acquires.
 std::unordered_map<uintptr_t, Clock> g_sync;
 
+// Within a block (races.h): the last release stored to a word of global or shared memory, by
+// warp `warp` of block `block`, covering that warp's epochs below `upto`.
+struct LocalRelease {
+    uint32_t block;
+    uint16_t warp;
+    uint16_t upto;
+};
+std::unordered_map<uintptr_t, LocalRelease> g_local_sync;
+
+// A fence by thread t: a flag it sets later releases its warp's accesses up to then. The warp
+// is the unit: lanes that fenced and met at a __syncwarp() before one lane sets the flag are
+// covered, and so (a blind spot) are lanes that did not.
+void local_fence(Thread& t) { t.chk->local_release = true; }
+
+// A synchronising access of `word` by thread t: a store after a fence releases, a read acquires.
+void local_synchronise(Block& b, Thread& t, uintptr_t word, unsigned f) {
+    bool write = f & kAccessWrite, reads = !write || (f & kAccessRmw);
+    if (reads && !g_local_sync.empty()) {
+        auto it = g_local_sync.find(word);
+        unsigned y = t.linear / kWarpSize;
+        if (it != g_local_sync.end() && it->second.block == uint32_t(b.linear) && it->second.warp != y) {
+            if (b.warp_acquired.empty()) b.warp_acquired.assign(kWarpSize * kWarpSize, 0);
+            uint16_t& a = b.warp_acquired[y * kWarpSize + it->second.warp];
+            if (!a || uint16_t(it->second.upto - a) < 0x8000) a = it->second.upto; // the later one
+        }
+    }
+    if (!write || !(t.chk->local_release || (f & kAccessRelease))) return;
+    // The warp's accesses so far are released; a new warp epoch keeps its later ones out.
+    Warp& wp = b.warps[t.linear / kWarpSize];
+    g_local_sync[word] = LocalRelease{uint32_t(b.linear), uint16_t(t.linear / kWarpSize), uint16_t(wp.epoch + 1)};
+    wp.epoch++;
+}
+
+// Whether warp `cur`'s access now comes after warp `prev`'s access in warp epoch `epoch`,
+// through a flag `cur` acquired from `prev`.
+inline bool ordered_in_block(const Block& b, unsigned prev, unsigned cur, uint16_t epoch) {
+    if (b.warp_acquired.empty()) return false;
+    uint16_t a = b.warp_acquired[cur * kWarpSize + prev];
+    return a && uint16_t(a - 1 - epoch) < 0x8000;
+}
+
 unsigned thread_of(const Access& a) { return unsigned(a.who & kThreadMask) - 1; }
 unsigned thread_of(const GlobalAccess& a) { return unsigned(a.meta & kGThreadMask) - 1; }
 
@@ -180,7 +221,8 @@ __attribute__((noinline)) bool conflicts_across_segments(const GlobalAccess& pre
     if (ps.epoch != cs.epoch) return false; // a __syncthreads() between them
     unsigned a = thread_of(prev), c = thread_of(cur);
     if (a == c) return false;
-    return !(a / kWarpSize == c / kWarpSize && ps.warp_epoch != cs.warp_epoch);
+    if (a / kWarpSize == c / kWarpSize) return ps.warp_epoch == cs.warp_epoch;
+    return !ordered_in_block(b, a / kWarpSize, c / kWarpSize, uint16_t(ps.warp_epoch));
 }
 
 // Two accesses of global memory, `cur` of block `b`. Inlined: it runs up to three times for
@@ -263,6 +305,7 @@ std::string verb(const Access& x, bool past, const std::string& what = "it") {
 
 // Acquire and release through a synchronising access of a global word.
 __attribute__((noinline)) void synchronise(Block& b, Thread& t, uintptr_t word, unsigned f) {
+    local_synchronise(b, t, word, f);
     bool write = f & kAccessWrite, reads = !write || (f & kAccessRmw);
     if (reads) {
         auto it = g_sync.find(word);
@@ -376,6 +419,7 @@ void races_end_launch() {
     g_touched_lo = SIZE_MAX;
     g_touched_hi = 0;
     g_sync.clear();
+    g_local_sync.clear();
 }
 
 void races_begin_block(Block& b) {
@@ -387,6 +431,7 @@ void races_begin_block(Block& b) {
     b.clock = 1;
     b.race_state++;
     b.acquired.clear();
+    b.warp_acquired.clear();
 }
 
 void races_barrier(Block& b) {
@@ -399,7 +444,10 @@ void races_fence(Worker& w) {
     w.current->chk->release_clock = b.clock;
     b.clock++;
     b.race_state++;
+    local_fence(*w.current);
 }
+
+void races_fence_block(Worker& w) { local_fence(*w.current); }
 
 void races_touch(const Buffer& b) {
     if (!b.bytes) return;
@@ -409,6 +457,8 @@ void races_touch(const Buffer& b) {
 }
 
 void races_acquire(Worker& w, uintptr_t addr) {
+    local_synchronise(*w.blk, *w.current, addr & ~uintptr_t(3), 0);
+    if (!g_arena.contains(addr)) return;
     auto it = g_sync.find(addr & ~uintptr_t(3));
     if (it != g_sync.end()) w.blk->acquired.join(it->second);
 }
@@ -471,14 +521,16 @@ inline uint16_t who_of(const Thread& t, unsigned f) {
 }
 
 // Two accesses of one interval of one block (shared memory).
-__attribute__((always_inline)) inline bool conflicts_shared(const SharedAccess& prev, const SharedAccess& cur) {
+__attribute__((always_inline)) inline bool conflicts_shared(const SharedAccess& prev, const SharedAccess& cur,
+                                                            const Block& b) {
     if (!prev.who) return false;
     if (!((prev.who | cur.who) & kWrite)) return false;
     if (!(prev.pc_bytes & cur.pc_bytes & 0xf)) return false;
     if ((prev.who & kSync) && (cur.who & kSync)) return false;
     unsigned a = unsigned(prev.who & kThreadMask) - 1, c = unsigned(cur.who & kThreadMask) - 1;
     if (a == c) return false;
-    return !(a / kWarpSize == c / kWarpSize && prev.warp_epoch != cur.warp_epoch);
+    if (a / kWarpSize == c / kWarpSize) return prev.warp_epoch == cur.warp_epoch;
+    return !ordered_in_block(b, a / kWarpSize, c / kWarpSize, prev.warp_epoch);
 }
 
 [[noreturn]] __attribute__((noinline, cold)) void report_shared(Worker& w, const SharedAccess& prev,
@@ -507,10 +559,10 @@ __attribute__((always_inline)) inline void check_shared_word(Worker& w, SharedWo
         s.read2 = SharedAccess{};
         return;
     }
-    if (conflicts_shared(s.write, cur)) report_shared(w, s.write, cur, at);
+    if (conflicts_shared(s.write, cur, w.blk[0])) report_shared(w, s.write, cur, at);
     if (write) {
-        if (conflicts_shared(s.read1, cur)) report_shared(w, s.read1, cur, at);
-        if (conflicts_shared(s.read2, cur)) report_shared(w, s.read2, cur, at);
+        if (conflicts_shared(s.read1, cur, w.blk[0])) report_shared(w, s.read1, cur, at);
+        if (conflicts_shared(s.read2, cur, w.blk[0])) report_shared(w, s.read2, cur, at);
         s.write = cur;
     } else if ((s.read1.who & kThreadMask) == (cur.who & kThreadMask)) {
         s.read1 = cur; // the same thread read it last: one entry keeps it
@@ -536,6 +588,7 @@ void race_check_shared(Worker& w, uintptr_t addr, size_t n, unsigned f, uintptr_
     uintptr_t offset = pc - w.launch->module_base;
     uint32_t pc_part = offset < (uintptr_t(1) << 28) ? uint32_t(offset) << 4 : 0;
     uint64_t interval = b.shared_interval;
+    if (f & kAccessSync) local_synchronise(b, *w.current, addr & ~uintptr_t(3), f);
     if (__builtin_expect(n == 4 && !(addr & 3), 1)) { // one whole word: the usual access
         size_t i = (addr - base) / 4;
         if (i >= kSharedShadowWords) return;

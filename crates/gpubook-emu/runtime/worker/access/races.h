@@ -7,7 +7,10 @@
 // touched in, since shared memory is one block's. Two accesses from different threads conflict when at least one is a write
 // and they are not both synchronising (atomic or volatile), and
 //   - same block: no __syncthreads() between them (same barrier epoch), and for lanes of one
-//     warp also no warp collective/__syncwarp() between them;
+//     warp also no warp collective/__syncwarp() between them; for two warps, unless the
+//     earlier one released (a fence, then an atomic or volatile store of a flag) and the later
+//     one acquired that flag in between. Per warp, not per lane: a fence starts a new warp
+//     epoch, so lanes of the fencing warp are taken as ordered across it;
 //   - different blocks (global memory): unless the earlier block released and the later one
 //     acquired in between. A release is a __threadfence() (or an atomic with release order)
 //     followed by an atomic or volatile store; an acquire is an atomic or volatile load that
@@ -39,8 +42,12 @@ void race_check_shared(Worker& w, uintptr_t addr, size_t n, unsigned flags, uint
 // The launch accesses buffer `b` (once a launch, at least, before any access to it is checked):
 // the shadow words it may touch, to give back or clear after the launch.
 void races_touch(const Buffer& b);
-// __threadfence() by the running thread: what its block did so far may be released.
+// __threadfence() by the running thread: what its block did so far may be released (and what
+// its warp did, to the block's other warps).
 void races_fence(Worker& w);
+// __threadfence_block(): what the running thread's warp did so far may be released to the
+// block's other warps.
+void races_fence_block(Worker& w);
 // The running thread reads the global word at `addr` with a synchronising access (again): its
 // block acquires what was released there.
 void races_acquire(Worker& w, uintptr_t addr);

@@ -1,0 +1,22 @@
+// gpubook run 02_warp_unroll_novolatile.cu --kernel reduce --grid 1 --block 256 --arg f32[256]:iota --arg f32[1]:zeros --mode check
+// BUG: classic "last warp unrolled" reduction without volatile and without __syncwarp (illegal since Volta)
+__device__ void warpReduce(float* s, int t) {
+    s[t] += s[t + 32];
+    s[t] += s[t + 16];
+    s[t] += s[t + 8];
+    s[t] += s[t + 4];
+    s[t] += s[t + 2];
+    s[t] += s[t + 1];
+}
+extern "C" __global__ void reduce(const float* in, float* out) {
+    __shared__ float s[256];
+    int t = threadIdx.x;
+    s[t] = in[t];
+    __syncthreads();
+    for (int stride = blockDim.x / 2; stride > 32; stride >>= 1) {
+        if (t < stride) s[t] += s[t + stride];
+        __syncthreads();
+    }
+    if (t < 32) warpReduce(s, t);
+    if (t == 0) out[0] = s[0];
+}

@@ -24,6 +24,7 @@ shared_overflow memcheck 128 0 uninit
 dynamic_shared memcheck 128 512 uninit
 missing_sync racecheck 128 0 uninit
 reduce_no_loop_sync racecheck 128 0 uninit
+volatile_warp_reduce racecheck 128 0 uninit
 global_sum racecheck 128 0 zeros
 in_place_shift racecheck 128 0 zeros
 divergent_barrier synccheck 128 0 uninit

@@ -385,6 +385,21 @@ void test_warp_handoff() {
     }
 }
 
+// Volatile accesses are communication between warps, but between lanes of one warp with no
+// __syncwarp() between them they race.
+void test_volatile_lanes() {
+    for (int sync : {0, 1}) {
+        auto args = [sync](Worker& w) {
+            float* in = w.alloc<float>(64, "in");
+            for (int i = 0; i < 64; i++) in[i] = 1.0f;
+            return std::vector<std::string>{arg(in), arg(w.alloc<float>(1, "out", 0)), arg(sync)};
+        };
+        Reply r = run_bug("volatile_warp_tail", 1, 32, args);
+        if (sync) expect(r.ok(), "a volatile warp reduction with __syncwarp() between its steps", r.json);
+        else expect_diag("a volatile warp reduction without __syncwarp()", r, "race", "(volatile)");
+    }
+}
+
 void test_launch_config() {
     Worker w(g_worker);
     float* p = w.alloc<float>(16, "p");
@@ -465,6 +480,7 @@ int main(int argc, char** argv) {
     test_out_of_stacks();
     test_far_addresses();
     test_warp_handoff();
+    test_volatile_lanes();
     if (argc > 3) benchmarks(argc > 4 ? argv[4] : "");
     std::printf("%s: %d failed\n", g_failed ? "FAILED" : "ok", g_failed);
     return g_failed ? 1 : 0;

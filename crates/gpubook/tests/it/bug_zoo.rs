@@ -42,6 +42,7 @@ fn cases() -> Vec<Case> {
         Case { shared: 128 * 4, ..case("dynamic_shared", OutOfBounds, "dynamic_shared") },
         case("missing_sync", Race, "block_reverse"),
         case("reduce_no_loop_sync", Race, "reduce"),
+        case("volatile_warp_reduce", Race, "reduce"),
         Case { zeroed: true, ..case("global_sum", Race, "global_sum") },
         Case { zeroed: true, ..case("in_place_shift", Race, "shift") },
         case("divergent_barrier", BarrierDivergence, "uniform_barrier"),

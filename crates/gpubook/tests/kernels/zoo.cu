@@ -433,3 +433,29 @@ extern "C" __global__ void bug_unsigned_wrap(float* out, const float* in, int n)
     unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) out[i] = in[i] - in[i - 1];  // BUG: unsigned_wrap
 }
+
+// The pre-Volta reduction: the last 32 partial sums added by one warp through volatile shared
+// memory with no __syncwarp() between the steps. Lanes no longer run in lockstep: a lane can read
+// its neighbour's slot before the neighbour added into it. (It usually works on today's GPUs,
+// and a compiler change or a different GPU breaks it.)
+extern "C" __global__ void bug_volatile_warp_reduce(float* out, const float* in, int n) {
+    __shared__ float s[128];
+    int t = threadIdx.x;
+    int i = blockIdx.x * blockDim.x + t;
+    s[t] = i < n ? in[i] : 0.0f;
+    __syncthreads();
+    for (int k = blockDim.x / 2; k > 32; k /= 2) {
+        if (t < k) s[t] += s[t + k];
+        __syncthreads();
+    }
+    if (t < 32) {
+        volatile float* v = s;
+        v[t] += v[t + 32];  // BUG: volatile_warp_reduce
+        v[t] += v[t + 16];  // BUG: volatile_warp_reduce
+        v[t] += v[t + 8];   // BUG: volatile_warp_reduce
+        v[t] += v[t + 4];   // BUG: volatile_warp_reduce
+        v[t] += v[t + 2];   // BUG: volatile_warp_reduce
+        v[t] += v[t + 1];   // BUG: volatile_warp_reduce
+    }
+    if (t == 0) out[blockIdx.x] = s[0];
+}

@@ -195,6 +195,24 @@ extern "C" __global__ void warp_handoff_global(float* data, int* flag, float* ou
     hand_over(data, flag, out, variant);
 }
 
+// A warp's last reduction steps through volatile shared memory: without __syncwarp() between
+// the steps (the pre-Volta idiom) lanes race; with it, they do not.
+extern "C" __global__ void volatile_warp_tail(const float* in, float* out, int with_syncwarp) {
+    auto& s = *::gpubook::shared_var<float[64]>(0, "s");
+    unsigned t = threadIdx.x;
+    s[t] = in[t];
+    s[t + 32] = in[t + 32];
+    __syncwarp();
+    volatile float* v = s;
+    for (unsigned k = 32; k > 0; k /= 2) {
+        float x = v[t] + v[t + k];
+        if (with_syncwarp) __syncwarp();
+        v[t] = x;
+        if (with_syncwarp) __syncwarp();
+    }
+    if (t == 0) out[0] = v[0];
+}
+
 GPUBOOK_EXPORT_KERNEL(vector_add_unguarded)
 GPUBOOK_EXPORT_KERNEL(shared_overflow)
 GPUBOOK_EXPORT_KERNEL(reduce_missing_sync)
@@ -219,3 +237,4 @@ GPUBOOK_EXPORT_KERNEL(unsigned_wrap)
 GPUBOOK_EXPORT_KERNEL(short_index)
 GPUBOOK_EXPORT_KERNEL(warp_handoff_shared)
 GPUBOOK_EXPORT_KERNEL(warp_handoff_global)
+GPUBOOK_EXPORT_KERNEL(volatile_warp_tail)

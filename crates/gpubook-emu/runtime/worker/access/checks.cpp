@@ -261,7 +261,7 @@ inline void access(void* p, size_t n, unsigned flags, void* ra) {
 // A volatile read: also a place where a thread may be waiting for another one.
 template <class T> inline void volatile_read(void* p, void* ra) {
     uintptr_t pc = caller(ra);
-    check_access(reinterpret_cast<uintptr_t>(p), sizeof(T), kAccessSync | kAccessAligned, pc);
+    check_access(reinterpret_cast<uintptr_t>(p), sizeof(T), kAccessSync | kAccessVolatile | kAccessAligned, pc);
     Worker* w = tls_worker;
     if (!w || !w->blk) return;
     auto value = [p] {
@@ -289,10 +289,10 @@ template <class T> inline void volatile_read(void* p, void* ra) {
         access(p, N, kAccessWrite, __builtin_return_address(0));                                         \
     }                                                                                                    \
     extern "C" void __tsan_volatile_write##N(void* p) {                                                  \
-        access(p, N, kAccessWrite | kAccessSync | kAccessAligned, __builtin_return_address(0));          \
+        access(p, N, kAccessWrite | kAccessSync | kAccessVolatile | kAccessAligned, __builtin_return_address(0));          \
     }                                                                                                    \
     extern "C" void __tsan_unaligned_volatile_write##N(void* p) {                                        \
-        access(p, N, kAccessWrite | kAccessSync, __builtin_return_address(0));                           \
+        access(p, N, kAccessWrite | kAccessSync | kAccessVolatile, __builtin_return_address(0));                           \
     }
 GPUBOOK_SIZED_HOOKS(1)
 GPUBOOK_SIZED_HOOKS(2)
@@ -306,10 +306,10 @@ extern "C" void __tsan_volatile_read2(void* p) { volatile_read<uint16_t>(p, __bu
 extern "C" void __tsan_volatile_read4(void* p) { volatile_read<uint32_t>(p, __builtin_return_address(0)); }
 extern "C" void __tsan_volatile_read8(void* p) { volatile_read<uint64_t>(p, __builtin_return_address(0)); }
 extern "C" void __tsan_volatile_read16(void* p) { volatile_read<unsigned __int128>(p, __builtin_return_address(0)); }
-extern "C" void __tsan_unaligned_volatile_read2(void* p) { access(p, 2, kAccessSync, __builtin_return_address(0)); }
-extern "C" void __tsan_unaligned_volatile_read4(void* p) { access(p, 4, kAccessSync, __builtin_return_address(0)); }
-extern "C" void __tsan_unaligned_volatile_read8(void* p) { access(p, 8, kAccessSync, __builtin_return_address(0)); }
-extern "C" void __tsan_unaligned_volatile_read16(void* p) { access(p, 16, kAccessSync, __builtin_return_address(0)); }
+extern "C" void __tsan_unaligned_volatile_read2(void* p) { access(p, 2, kAccessSync | kAccessVolatile, __builtin_return_address(0)); }
+extern "C" void __tsan_unaligned_volatile_read4(void* p) { access(p, 4, kAccessSync | kAccessVolatile, __builtin_return_address(0)); }
+extern "C" void __tsan_unaligned_volatile_read8(void* p) { access(p, 8, kAccessSync | kAccessVolatile, __builtin_return_address(0)); }
+extern "C" void __tsan_unaligned_volatile_read16(void* p) { access(p, 16, kAccessSync | kAccessVolatile, __builtin_return_address(0)); }
 
 // Aggregates (a float3, a struct) and accesses of unusual size come as ranges.
 extern "C" void __tsan_read_range(void* p, unsigned long n) { access(p, n, 0, __builtin_return_address(0)); }

@@ -12,7 +12,9 @@ enum AccessFlags : unsigned {
     kAccessSync = 2,    // volatile or atomic: communication between threads, never a race with another
     kAccessAligned = 4, // the compiler assumed natural alignment (a GPU faults when it is not)
     kAccessRmw = 8,     // an atomic read-modify-write (counted as an atomic, not a load or store)
-    kAccessRelease = 16 // an atomic with release order: a __threadfence() comes with it
+    kAccessRelease = 16, // an atomic with release order: a __threadfence() comes with it
+    kAccessVolatile = 32 // a volatile load or store (kAccessSync, not an atomic): between lanes of
+                         // one warp it orders nothing (the pre-Volta warp-synchronous idiom)
 };
 
 // `pc` is the kernel's instruction that made the access. Ends the block on a violation; may

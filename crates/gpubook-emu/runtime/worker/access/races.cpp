@@ -18,7 +18,7 @@ namespace gpubook::rt {
 
 namespace {
 
-constexpr uint16_t kWrite = 1u << 13, kSync = 1u << 14, kThreadMask = (1u << 13) - 1;
+constexpr uint16_t kWrite = 1u << 13, kSync = 1u << 14, kVolatile = 1u << 15, kThreadMask = (1u << 13) - 1;
 
 // An access as a report names it: block, barrier epoch, block clock, warp epoch, thread,
 // kind and pc. Global memory's shadow stores it in 8 bytes (GlobalAccess); shared memory's in
@@ -29,7 +29,7 @@ struct Access {
     uint32_t clock; // the block's clock (races.h) at the access
     uint32_t pc;    // offset from the kernel's .so base
     uint16_t warp_epoch;
-    uint16_t who; // thread + 1 (0: no access), | kWrite | kSync
+    uint16_t who; // thread + 1 (0: no access), | kWrite | kSync | kVolatile
     // The bytes of the word accessed (bit k: byte k). Threads that store neighbouring bytes
     // (a u8 image, one pixel per thread) do not race: CUDA stores are byte-granular. Only the
     // last write is kept, so a read racing with an earlier write to other bytes of the word
@@ -52,9 +52,14 @@ struct Segment {
     uint32_t clock;
     uint32_t warp_epoch;
 };
-// GlobalAccess::meta: thread + 1 (blocks have at most 1024 threads), write, sync, bytes, site.
+// GlobalAccess::meta: thread + 1 (blocks have at most 1024 threads), write, sync, bytes,
+// volatile, site.
 constexpr uint32_t kGThreadMask = (1u << 11) - 1, kGWrite = 1u << 11, kGSync = 1u << 12, kGBytesShift = 13,
-                   kGSiteShift = 17, kGMaxSites = (1u << 15) - 1;
+                   kGVolatile = 1u << 17, kGSiteShift = 18, kGMaxSites = (1u << 14) - 1;
+static_assert(kAccessWrite << 13 == kWrite && kAccessSync << 13 == kSync && kAccessVolatile << 10 == kVolatile,
+              "who_of shifts the access flags into place");
+static_assert(kAccessWrite << 11 == kGWrite && kAccessSync << 11 == kGSync && kAccessVolatile << 12 == kGVolatile,
+              "race_check_global shifts the access flags into place");
 struct GlobalAccess {
     uint32_t seg;
     uint32_t meta;
@@ -129,7 +134,7 @@ std::unordered_map<uintptr_t, LocalRelease> g_local_sync;
 void local_fence(Thread& t) { t.chk->local_release = true; }
 
 // A synchronising access of `word` by thread t: a store after a fence releases, a read acquires.
-void local_synchronise(Block& b, Thread& t, uintptr_t word, unsigned f) {
+__attribute__((noinline)) void local_synchronise(Block& b, Thread& t, uintptr_t word, unsigned f) {
     bool write = f & kAccessWrite, reads = !write || (f & kAccessRmw);
     if (reads && !g_local_sync.empty()) {
         auto it = g_local_sync.find(word);
@@ -201,7 +206,8 @@ Access full(const GlobalAccess& a, uint32_t pc) {
     x.clock = s.clock;
     x.pc = pc;
     x.warp_epoch = uint16_t(s.warp_epoch);
-    x.who = uint16_t((a.meta & kGThreadMask) | ((a.meta & kGWrite) ? kWrite : 0) | ((a.meta & kGSync) ? kSync : 0));
+    x.who = uint16_t((a.meta & kGThreadMask) | ((a.meta & kGWrite) ? kWrite : 0) | ((a.meta & kGSync) ? kSync : 0) |
+                     ((a.meta & kGVolatile) ? kVolatile : 0));
     x.bytes = uint8_t((a.meta >> kGBytesShift) & 0xf);
     return x;
 }
@@ -225,6 +231,16 @@ __attribute__((noinline)) bool conflicts_across_segments(const GlobalAccess& pre
     return !ordered_in_block(b, a / kWarpSize, c / kWarpSize, uint16_t(ps.warp_epoch));
 }
 
+// Two volatile accesses of global memory in different segments: lanes of one warp of one block
+// in one barrier interval and one warp epoch.
+__attribute__((noinline)) bool volatile_lanes_unordered(const GlobalAccess& prev, const GlobalAccess& cur) {
+    const Segment& ps = segment(prev);
+    const Segment& cs = segment(cur);
+    unsigned a = thread_of(prev), c = thread_of(cur);
+    return ps.block == cs.block && ps.epoch == cs.epoch && a != c && a / kWarpSize == c / kWarpSize &&
+           ps.warp_epoch == cs.warp_epoch;
+}
+
 // Two accesses of global memory, `cur` of block `b`. Inlined: it runs up to three times for
 // every access (most return at the first tests, none of which reads a segment).
 __attribute__((always_inline)) inline bool conflicts(const GlobalAccess& prev, const GlobalAccess& cur, const Block& b) {
@@ -232,7 +248,12 @@ __attribute__((always_inline)) inline bool conflicts(const GlobalAccess& prev, c
     uint32_t pm = prev.meta, cm = cur.meta;
     if (!((pm | cm) & kGWrite)) return false;
     if (!(pm & cm & (0xfu << kGBytesShift))) return false;
-    if ((pm & kGSync) && (cm & kGSync)) return false;
+    if ((pm & kGSync) && (cm & kGSync)) {
+        // Two volatile accesses race only between lanes of one warp with nothing between them.
+        if (!(pm & cm & kGVolatile)) return false;
+        if (prev.seg == cur.seg) return (pm & kGThreadMask) != (cm & kGThreadMask);
+        return volatile_lanes_unordered(prev, cur);
+    }
     // One segment: one warp with nothing between the two accesses.
     if (prev.seg == cur.seg) return (pm & kGThreadMask) != (cm & kGThreadMask);
     return conflicts_across_segments(prev, cur, b);
@@ -253,9 +274,9 @@ std::string element_name(const Block& b, uintptr_t a, bool shared) {
 
 // "writes it", "read data[3] atomically": what access x did to `what`.
 std::string verb(const Access& x, bool past, const std::string& what = "it") {
-    bool wr = x.who & kWrite, sync = x.who & kSync;
+    bool wr = x.who & kWrite, vol = x.who & kVolatile, sync = (x.who & kSync) && !vol;
     const char* v = wr ? (sync ? (past ? "updated" : "updates") : (past ? "wrote" : "writes")) : (past ? "read" : "reads");
-    return format("%s %s%s", v, what.c_str(), sync ? " atomically" : "");
+    return format("%s %s%s", v, what.c_str(), sync ? " atomically" : vol ? " (volatile)" : "");
 }
 
 [[noreturn]] __attribute__((noinline, cold)) void report(Worker& w, const Access& prev, const Access& cur, uintptr_t addr, bool shared) {
@@ -279,16 +300,20 @@ std::string verb(const Access& x, bool past, const std::string& what = "it") {
                            coords(other_block).c_str(), verb(prev, true).c_str());
     } else {
         bool same_warp = thread_of(prev) / kWarpSize == thread_of(cur) / kWarpSize;
+        bool volatiles = prev.who & cur.who & kVolatile;
         d.message = format("data race on %s %s: thread %s %s, and thread %s %s with no %s between the two "
                            "accesses, so the result depends on which thread runs first.%s",
                            shared ? "shared memory," : "global memory,", where.c_str(), coords(me).c_str(),
                            verb(cur, false).c_str(), coords(other).c_str(), verb(prev, true).c_str(),
                            same_warp ? "__syncthreads() (or __syncwarp(): both are lanes of one warp)"
                                      : "__syncthreads()",
-                           same_warp ? " Lanes of one warp do not run in lockstep (since Volta): synchronise "
-                                       "them explicitly."
-                                     : " Put a __syncthreads() between the write and the accesses that "
-                                       "depend on it.");
+                           volatiles ? " volatile makes each access go to memory but orders nothing between "
+                                       "lanes, which do not run in lockstep since Volta: the old warp-synchronous "
+                                       "idiom needs a __syncwarp() between its steps (or __shfl_down_sync)."
+                           : same_warp ? " Lanes of one warp do not run in lockstep (since Volta): synchronise "
+                                         "them explicitly."
+                                       : " Put a __syncthreads() between the write and the accesses that "
+                                         "depend on it.");
     }
     d.pc = l.module_base + cur.pc;
     set_location(d, b, w.current);
@@ -517,7 +542,8 @@ inline uint8_t bytes_of(uintptr_t word_addr, uintptr_t addr, size_t n, uintptr_t
 }
 
 inline uint16_t who_of(const Thread& t, unsigned f) {
-    return uint16_t((t.linear + 1) | ((f & kAccessWrite) ? kWrite : 0) | ((f & kAccessSync) ? kSync : 0));
+    // The flags' bits shifted into place (the static_asserts below): no branches on the hot path.
+    return uint16_t((t.linear + 1) | (f & (kAccessWrite | kAccessSync)) << 13 | (f & kAccessVolatile) << 10);
 }
 
 // Two accesses of one interval of one block (shared memory).
@@ -526,8 +552,10 @@ __attribute__((always_inline)) inline bool conflicts_shared(const SharedAccess& 
     if (!prev.who) return false;
     if (!((prev.who | cur.who) & kWrite)) return false;
     if (!(prev.pc_bytes & cur.pc_bytes & 0xf)) return false;
-    if ((prev.who & kSync) && (cur.who & kSync)) return false;
     unsigned a = unsigned(prev.who & kThreadMask) - 1, c = unsigned(cur.who & kThreadMask) - 1;
+    if ((prev.who & kSync) && (cur.who & kSync)) // two volatile accesses: see conflicts()
+        return (prev.who & cur.who & kVolatile) && a != c && a / kWarpSize == c / kWarpSize &&
+               prev.warp_epoch == cur.warp_epoch;
     if (a == c) return false;
     if (a / kWarpSize == c / kWarpSize) return prev.warp_epoch == cur.warp_epoch;
     return !ordered_in_block(b, a / kWarpSize, c / kWarpSize, prev.warp_epoch);
@@ -616,7 +644,8 @@ void race_check_global(Worker& w, uintptr_t addr, size_t n, unsigned f, uintptr_
     GlobalAccess cur;
     cur.seg = current_segment(b, b.warps[t.linear / kWarpSize]);
     uint32_t offset = uint32_t(pc - w.launch->module_base);
-    uint32_t meta = (t.linear + 1) | (write ? kGWrite : 0) | ((f & kAccessSync) ? kGSync : 0) | site_of(offset) << kGSiteShift;
+    uint32_t meta = (t.linear + 1) | (f & (kAccessWrite | kAccessSync)) << 11 | (f & kAccessVolatile) << 12 |
+                    site_of(offset) << kGSiteShift;
     auto word = [&](GlobalWord& s, uint32_t bytes, uintptr_t at) __attribute__((always_inline)) {
         cur.meta = meta | bytes << kGBytesShift;
         auto fail = [&](const GlobalAccess& prev) {

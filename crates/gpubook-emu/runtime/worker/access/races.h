@@ -5,7 +5,8 @@
 // block clock, pc): for global memory in 8 bytes, the first four through a segment (races.cpp);
 // a shared-memory word keeps only (warp epoch, thread, pc) and the barrier interval it was
 // touched in, since shared memory is one block's. Two accesses from different threads conflict when at least one is a write
-// and they are not both synchronising (atomic or volatile), and
+// and they are not both synchronising (atomic or volatile; two volatile accesses by lanes of one
+// warp with no warp collective between them do race: the pre-Volta warp-synchronous idiom), and
 //   - same block: no __syncthreads() between them (same barrier epoch), and for lanes of one
 //     warp also no warp collective/__syncwarp() between them; for two warps, unless the
 //     earlier one released (a fence, then an atomic or volatile store of a flag) and the later

@@ -53,5 +53,10 @@ extern Arena g_arena;
 
 // Describes the element of `b` at address a, e.g. "c[1000]" and the buffer's extent.
 std::string describe_element(const Buffer& b, uintptr_t a, size_t access_size);
+// How far `a` lies outside buffer b: bytes before its start or past its end (0 inside).
+// Async-signal-safe (the crash handler uses it).
+inline uintptr_t distance_outside(const Buffer& b, uintptr_t a) {
+    return a < b.addr ? b.addr - a : a >= b.addr + b.bytes ? a - (b.addr + b.bytes) : 0;
+}
 
 } // namespace gpubook::rt

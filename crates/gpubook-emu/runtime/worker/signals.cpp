@@ -73,7 +73,7 @@ const char* describe_fault(int sig, const siginfo_t* si, uintptr_t pc, Worker* w
     } else if (sig == SIGSEGV || sig == SIGBUS) {
         // Just outside device memory: an index far out of range of a buffer, not a host pointer.
         const Buffer* b = addr >= 65536 ? g_arena.nearest(addr) : nullptr;
-        uintptr_t gap = !b ? 0 : addr < b->addr ? b->addr - addr : addr - (b->addr + b->bytes);
+        uintptr_t gap = b ? distance_outside(*b, addr) : 0;
         if (b && gap < (uintptr_t(64) << 30)) {
             std::snprintf(g_message, sizeof g_message,
                           "segmentation fault: %s accessed address %#lx, outside device memory, %lu bytes %s "

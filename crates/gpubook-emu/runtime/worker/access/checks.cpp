@@ -33,7 +33,7 @@ const char* kind(bool write) { return write ? "write" : "read"; }
 
 // An address so far outside buffer b that calling it one of b's elements would mislead.
 bool far_from(const Buffer& b, uintptr_t a) {
-    uintptr_t gap = a >= b.addr ? a - (b.addr + b.bytes) : b.addr - a;
+    uintptr_t gap = distance_outside(b, a);
     return gap >= (uintptr_t(1) << 20) && gap / 4 > b.bytes;
 }
 
@@ -57,7 +57,7 @@ std::string bytes_text(uintptr_t n) {
                            write ? "write" : "read", describe_element(*freed, a, n).c_str());
     } else if (near && far_from(*near, a)) {
         bool past = a >= near->addr;
-        uintptr_t gap = past ? a - (near->addr + near->bytes) : near->addr - a;
+        uintptr_t gap = distance_outside(*near, a);
         d.message = format("out-of-bounds %s at device address %#lx, which belongs to no buffer: %s %s buffer '%s', "
                            "the nearest (as its element: %s). An offset this large is most often an index that "
                            "wrapped around: an unsigned subtraction below zero (0u - 1 is 4294967295), or an "
@@ -289,10 +289,11 @@ template <class T> inline void volatile_read(void* p, void* ra) {
         access(p, N, kAccessWrite, __builtin_return_address(0));                                         \
     }                                                                                                    \
     extern "C" void __tsan_volatile_write##N(void* p) {                                                  \
-        access(p, N, kAccessWrite | kAccessSync | kAccessVolatile | kAccessAligned, __builtin_return_address(0));          \
+        access(p, N, kAccessWrite | kAccessSync | kAccessVolatile | kAccessAligned,                      \
+               __builtin_return_address(0));                                                             \
     }                                                                                                    \
     extern "C" void __tsan_unaligned_volatile_write##N(void* p) {                                        \
-        access(p, N, kAccessWrite | kAccessSync | kAccessVolatile, __builtin_return_address(0));                           \
+        access(p, N, kAccessWrite | kAccessSync | kAccessVolatile, __builtin_return_address(0));         \
     }
 GPUBOOK_SIZED_HOOKS(1)
 GPUBOOK_SIZED_HOOKS(2)

@@ -33,7 +33,16 @@ pub fn run() -> anyhow::Result<ExitCode> {
     // The emulator's own probe: finding the compiler and building its worker with it, so this
     // says "ok" exactly when the emulator can start.
     match gpubook::emu::probe_compiler(&gpubook::emu::EmuConfig::from_env()) {
-        Ok(c) => println!("{:<16} ok: {} ({}), the emulator's worker builds", "C++ compiler", c.cxx.display(), c.version),
+        Ok(c) => {
+            println!("{:<16} ok: {} ({}), the emulator's worker builds", "C++ compiler", c.cxx.display(), c.version);
+            if !c.pattern_init {
+                println!(
+                    "{:<16} check mode cannot fill uninitialised locals with a pattern (needs g++ 12 or clang 8): \
+                     a kernel that reads one gives numbers that change from run to run",
+                    ""
+                );
+            }
+        }
         Err(e) => println!("{:<16} not usable (the emulator compiles kernels with it): {e}", "C++ compiler"),
     }
 

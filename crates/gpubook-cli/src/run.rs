@@ -273,13 +273,36 @@ fn summary(ty: ElemType, data: &[u8], show: usize, uninit: bool) -> String {
     let nans = scalars.iter().filter(|x| x.is_nan()).count();
     let (lo, hi, sum) =
         scalars.iter().filter(|x| !x.is_nan()).fold((f64::MAX, f64::MIN, 0.0), |(lo, hi, s), &x| (lo.min(x), hi.max(x), s + x));
-    let range = if lo <= hi { format!("min {lo}, max {hi}, sum {sum}") } else { "no numbers".into() };
+    let range = if lo <= hi { format!("min {}, max {}, sum {}", number(lo), number(hi), number(sum)) } else { "no numbers".into() };
     let nan = match nans {
         0 => String::new(),
         n => format!("; {n} NaN{} (not in min, max and sum)", if n == 1 { "" } else { "s" }),
     };
     let unwritten = if poison > 0 { format!("; {poison} still hold the 0xFF poison (never written?)") } else { String::new() };
-    format!("{elems} elements: {} {range}{nan}{unwritten}", gpubook::launch_spec::session::show(ty, data, show))
+    let patterned = scalars.iter().filter(|&&x| uninitialised_local(x)).count();
+    let pattern = match patterned {
+        0 => String::new(),
+        n => format!("; {n} near -1.7e38, check mode's pattern for a local variable that was never set"),
+    };
+    format!("{elems} elements: {} {range}{nan}{unwritten}{pattern}", gpubook::launch_spec::session::show(ty, data, show))
+}
+
+/// Plain digits up to 1e15 (sums of counts stay exact); past that or below 1e-4, eight
+/// significant digits and an exponent (`-1.6947395e38`).
+fn number(x: f64) -> String {
+    if x == 0.0 || (1e-4..1e15).contains(&x.abs()) {
+        return format!("{x}");
+    }
+    let text = format!("{x:.7e}");
+    let (mantissa, exponent) = text.split_once('e').unwrap_or((&text, "0"));
+    format!("{}e{exponent}", mantissa.trim_end_matches('0').trim_end_matches('.'))
+}
+
+/// A float left at, or a few additions from, the 0xFE bytes check mode gives a local declared
+/// without a value (gpubook-emu's src/uninitialized.rs).
+fn uninitialised_local(x: f64) -> bool {
+    let near = |pattern: f64| (x / pattern - 1.0).abs() < 1e-6;
+    near(f32::from_bits(0xFEFE_FEFE) as f64) || near(f64::from_bits(0xFEFE_FEFE_FEFE_FEFE))
 }
 
 /// The emulator's access counts as a table under 88 columns.
@@ -537,5 +560,17 @@ mod tests {
         // An uninit buffer's never-written elements are poison, not NaNs.
         let s = summary(ty, &f32s(&[1.0, f32::from_bits(u32::MAX)]), 2, true);
         assert!(s.ends_with("min 1, max 1, sum 1; 1 still hold the 0xFF poison (never written?)"), "{s}");
+    }
+
+    #[test]
+    fn a_summary_names_the_pattern_of_a_local_never_set() {
+        let f32s = |xs: &[f32]| xs.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
+        let ty = ElemType::parse("f32").unwrap();
+        let pattern = f32::from_bits(0xFEFE_FEFE);
+        let s = summary(ty, &f32s(&[pattern + 4.0, 2.5]), 2, false);
+        assert!(s.contains("min -1.6947395e38, max 2.5"), "{s}");
+        assert_eq!((number(1e15), number(2.5e-7), number(1e14)), ("1e15".into(), "2.5e-7".into(), "100000000000000".into()));
+        assert!(s.ends_with("; 1 near -1.7e38, check mode's pattern for a local variable that was never set"), "{s}");
+        assert!(!summary(ty, &f32s(&[-1.0e38, 2.5]), 2, false).contains("pattern"));
     }
 }

@@ -14,6 +14,7 @@ use sha2::{Digest, Sha256};
 use crate::config::{EmuConfig, Mode};
 use crate::error::{EmuError, io_context};
 use crate::source::Rewritten;
+use crate::uninitialized::{self, UninitializedUse};
 
 include!(concat!(env!("OUT_DIR"), "/emu_files.rs"));
 
@@ -89,6 +90,8 @@ pub(crate) struct Toolchain {
     /// First line of `--version`: part of every cache key, so an upgrade rebuilds.
     pub version: String,
     pub clang: bool,
+    /// Takes `-ftrivial-auto-var-init=pattern` (g++ 12 and later, clang 8 and later).
+    pub pattern_init: bool,
 }
 
 /// The emulator's C++ sources written out, and the worker built from them.
@@ -107,6 +110,9 @@ pub struct Compiler {
     pub version: String,
     /// Where the emulator's worker was built with it.
     pub worker: PathBuf,
+    /// Check mode fills locals that have no initialiser with bytes 0xFE
+    /// (`-ftrivial-auto-var-init=pattern`: g++ 12 and later, clang 8 and later).
+    pub pattern_init: bool,
 }
 
 /// The optimisation flags a fast-mode module is compiled with, for a native program that should
@@ -122,7 +128,7 @@ pub fn fast_mode_flags() -> Vec<&'static str> {
 pub fn probe_compiler(config: &EmuConfig) -> Result<Compiler, EmuError> {
     let tc = toolchain(config)?;
     let rt = runtime(config, &tc)?;
-    Ok(Compiler { cxx: tc.cxx, version: tc.version, worker: rt.worker })
+    Ok(Compiler { cxx: tc.cxx, version: tc.version, worker: rt.worker, pattern_init: tc.pattern_init })
 }
 
 /// Finds the compiler once per process per configured path.
@@ -145,7 +151,8 @@ fn find_toolchain(configured: Option<&Path>) -> Result<Toolchain, String> {
                 let text = String::from_utf8_lossy(&out.stdout);
                 let version = text.lines().next().unwrap_or("").trim().to_string();
                 let clang = text.contains("clang");
-                return Ok(Toolchain { cxx, version, clang });
+                let pattern_init = accepts(&cxx, uninitialized::PATTERN_INIT);
+                return Ok(Toolchain { cxx, version, clang, pattern_init });
             }
             Ok(out) => tried.push(format!("`{} --version` exited with {}", cxx.display(), out.status)),
             Err(e) => tried.push(format!("`{}`: {e}", cxx.display())),
@@ -157,6 +164,16 @@ fn find_toolchain(configured: Option<&Path>) -> Result<Toolchain, String> {
          supported) or set CXX to a C++17 compiler",
         tried.join("; ")
     ))
+}
+
+/// Whether `cxx` compiles an empty C++ file with `flag` (an unknown option is an error).
+fn accepts(cxx: &Path, flag: &str) -> bool {
+    Command::new(cxx)
+        .args([flag, "-fsyntax-only", "-x", "c++", "-"])
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
 }
 
 /// Writes the embedded runtime sources into the cache and builds the worker, once per process
@@ -274,6 +291,8 @@ fn run_worker_build(mut cmd: Command, tc: &Toolchain) -> Result<(), EmuError> {
 #[derive(Debug, Clone)]
 pub(crate) struct Built {
     pub so: PathBuf,
+    /// Check mode: reads of locals before a store, as the compiler found them.
+    pub uninitialized: Vec<UninitializedUse>,
 }
 
 /// Compiles `rewritten` (from `path`) for `mode`, or finds it in the cache.
@@ -293,6 +312,9 @@ pub(crate) fn compile_module(
         (Mode::Fast, _) => FAST_FLAGS,
     };
     flags.extend(mode_flags.iter().chain(LOOP_FLAGS).map(|s| s.to_string()));
+    if mode == Mode::Check {
+        flags.extend(uninitialized::flags(tc.clang, tc.pattern_init).iter().map(|s| s.to_string()));
+    }
     // Quoted includes of the learner's file resolve from its own folder first, as with NVRTC.
     // unsupported/ holds stand-ins for CUDA headers the emulator lacks, which say so.
     let mut dirs = vec![rt.dir.clone(), rt.dir.join("unsupported")];
@@ -318,7 +340,7 @@ pub(crate) fn compile_module(
     // a worker that already dlopen'ed a path would keep the old code for it.
     let deps = base.with_extension("deps");
     if let Some(so) = cached_build(&deps) {
-        return Ok(Built { so });
+        return Ok(Built { uninitialized: read_uninitialized(&so), so });
     }
 
     std::fs::create_dir_all(&kdir).map_err(io_context(format!("creating the kernel cache {}", kdir.display())))?;
@@ -355,9 +377,23 @@ pub(crate) fn compile_module(
     let stem = base.file_name().expect("has a name").to_string_lossy();
     let so = base.with_file_name(format!("{stem}-{}.so", Key::new("headers").add(headers.as_bytes()).hex()));
     std::fs::rename(&tmp_so, &so).map_err(io_context(format!("moving the compiled kernel into {}", so.display())))?;
+    // Written before the record that makes the build a cache hit.
+    let uninitialized = uninitialized::parse(&String::from_utf8_lossy(&out.stderr), &rt.dir);
+    let json = serde_json::to_vec(&uninitialized).expect("plain data serialises");
+    write_atomically(&uninitialized_file(&so), &json)?;
     let record = format!("{}\n{headers}", so.file_name().expect("has a name").to_string_lossy());
     write_atomically(&deps, record.as_bytes())?;
-    Ok(Built { so })
+    Ok(Built { so, uninitialized })
+}
+
+/// Beside each .so: what the compiler said of its uninitialised locals, as JSON.
+fn uninitialized_file(so: &Path) -> PathBuf {
+    so.with_extension("uninitialized.json")
+}
+
+/// A build from before these files existed, or one whose file is unreadable, found none.
+fn read_uninitialized(so: &Path) -> Vec<UninitializedUse> {
+    std::fs::read(uninitialized_file(so)).ok().and_then(|bytes| serde_json::from_slice(&bytes).ok()).unwrap_or_default()
 }
 
 /// The .so that `deps` names, when it exists and every header it lists is unchanged.

@@ -17,6 +17,7 @@ use crate::error::{DiagClass, Diagnostic, EmuError, io_context};
 use crate::signature::{KernelRef, KernelSignature, find_kernel, parse_kernels};
 use crate::source::{self, Rewritten};
 use crate::symbolize;
+use crate::uninitialized;
 use crate::worker::{Failure, Reply, WireNote, Worker, describe_exit};
 
 /// CUDA C source to load, as `gpubook::gpu` hands it over.
@@ -485,7 +486,8 @@ impl EmuDevice {
         self.arena.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// The module's .so for `mode`, compiling it the first time.
+    /// The module's .so for `mode`, compiling it the first time. A check-mode build says on
+    /// stderr where a local may be read before anything is stored to it.
     fn build(&self, module: &EmuModule, mode: Mode) -> Result<(PathBuf, Runtime), EmuError> {
         let tc: Toolchain = compile::toolchain(&self.config)?;
         let rt = compile::runtime(&self.config, &tc)?;
@@ -494,6 +496,7 @@ impl EmuDevice {
             return Ok((so.clone(), rt));
         }
         let built = compile::compile_module(&self.config, &tc, &rt, &module.path, &module.include_dirs, &module.rewritten, mode)?;
+        uninitialized::note(&built.uninitialized);
         builds.push((mode, built.so.clone()));
         Ok((built.so, rt))
     }

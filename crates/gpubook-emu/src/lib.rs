@@ -28,6 +28,7 @@ mod lex;
 mod signature;
 mod source;
 mod symbolize;
+mod uninitialized;
 mod worker;
 
 pub use arena::BufferInfo;
@@ -37,3 +38,4 @@ pub use counts::{AccessCounts, BufferAccesses, GlobalAccesses, GlobalRequests, S
 pub use device::{EmuDevice, EmuInfo, EmuModule, KernelSource, LaunchSpec, LaunchStats};
 pub use error::{DiagClass, Diagnostic, EmuError};
 pub use signature::{KernelLookupError, KernelRef, KernelSignature, Param, find_kernel, parse_kernels};
+pub use uninitialized::compiler_warnings;

@@ -80,6 +80,48 @@ fn vector_add_round_trip_in_both_modes() {
     }
 }
 
+/// A local read before anything is stored to it: check mode fills it with bytes 0xFE, so the
+/// wrong sums are the same on every run, and keeps the compiler's warning for graders. A kernel
+/// whose locals all start with a value gets no warning.
+#[test]
+fn an_uninitialised_local_holds_a_pattern_and_is_named() {
+    const SRC: &str = "extern \"C\" __global__ void window(const float* in, float* out, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    float sum;
+    for (int k = i; k < n && k < i + 4; k++) sum += in[k];
+    out[i] = sum;
+}
+extern \"C\" __global__ void window_ok(const float* in, float* out, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    float sum = 0.0f;
+    for (int k = i; k < n && k < i + 4; k++) sum += in[k];
+    out[i] = sum;
+}
+";
+    let dev = device();
+    let module = dev.load_module(&KernelSource::new("uninit_window.cu", SRC)).unwrap();
+    let n = 64;
+    let input = upload(&dev, "in", &vec![1.0; n]);
+    let out = dev.alloc(n * 4, 4, "out").unwrap();
+    let args = [arg(input), arg(out), arg(n as i32)];
+    dev.launch(&module, "window", &spec(1, 64, 0, Mode::Check), &args).unwrap();
+    let got = download(&dev, out, n);
+    let warnings = gpubook_emu::compiler_warnings(std::path::Path::new("uninit_window.cu"));
+    println!("out[0] = {}; {warnings:?}", got[0]);
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(warnings[0].starts_with("uninit_window.cu:5: the local variable `sum` may be read"), "{warnings:?}");
+    if gpubook_emu::probe_compiler(&config()).unwrap().pattern_init {
+        // 1e38 plus a few ones is still the pattern.
+        assert!(got.iter().all(|&v| v == f32::from_bits(0xFEFE_FEFE)), "{got:?}");
+    } else {
+        println!("NOTE: this compiler has no -ftrivial-auto-var-init=pattern: the pattern is not checked");
+    }
+    dev.launch(&module, "window_ok", &spec(1, 64, 0, Mode::Check), &args).unwrap();
+    assert_eq!(download(&dev, out, n)[..4], [4.0; 4]);
+}
+
 /// emu-bench's engine column (`bench_engine_only`) must be check mode with its checks off, or
 /// the floor it prints would be check mode itself: a read of never-written memory goes
 /// unreported and nothing is counted there, while the same launch in check mode is stopped.

@@ -555,7 +555,18 @@ mod tests {
     const GPU_LAYERS: &[(&str, &[&str])] = &[
         (
             "plain types and ids",
-            &["error.rs", "ids.rs", "info.rs", "limits.rs", "occupancy.rs", "repr.rs", "module.rs", "trace.rs", "toolkit.rs"],
+            &[
+                "error.rs",
+                "ids.rs",
+                "info.rs",
+                "limits.rs",
+                "occupancy.rs",
+                "repr.rs",
+                "module.rs",
+                "trace.rs",
+                "toolkit.rs",
+                "warnings.rs",
+            ],
         ),
         ("the backend seam", &["backend.rs", "cuda.rs", "emu.rs", "select.rs"]),
         ("the context", &["ordering.rs", "context.rs"]),

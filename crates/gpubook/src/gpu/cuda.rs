@@ -489,6 +489,9 @@ fn nvrtc_compile(source: &KernelSource, options: &[String], exprs: &[String]) ->
         let log = unsafe { nv::get_program_log(prog.0) }.map(|l| c_chars_to_string(&l)).unwrap_or_default();
         return Err(nvrtc_error(source, log));
     }
+    if let Ok(log) = unsafe { nv::get_program_log(prog.0) } {
+        super::warnings::note_nvrtc_log(&c_chars_to_string(&log));
+    }
     let ptx = unsafe { nv::get_ptx(prog.0) }.map_err(|e| fail("nvrtcGetPTX", e))?;
     let mut lowered = Vec::new();
     for (expr, c) in exprs.iter().zip(&exprs_c) {

@@ -42,6 +42,7 @@
 //!                             occupancy.rs (SM limits, the occupancy calculation)
 //!                             repr.rs  trace.rs (records)  module.rs (Source, KernelSource)
 //!                             toolkit.rs (where the CUDA headers are, for NVRTC)
+//!                             warnings.rs (what the compilers said of a local never set)
 //! ```
 //!
 //! Below the seam a backend sees raw addresses, stream and event ids; everything typed, traced or
@@ -72,6 +73,7 @@ mod stream;
 mod strided;
 mod toolkit;
 mod trace;
+mod warnings;
 
 pub use context::Gpu;
 pub use error::{GpuError, Result};
@@ -99,6 +101,7 @@ pub use trace::{
     AccessCounts, BufferAccesses, CopyDir, GlobalAccesses, GlobalRequests, OpKind, SharedAccesses, SharedRequests, ThreadAccesses, Trace,
     TraceOp, Writer, Writers, digest,
 };
+pub use warnings::compiler_warnings;
 
 /// Probes for what `gpubook doctor` reports, without creating a device.
 pub mod probe {

@@ -90,6 +90,16 @@ fn row_sums_without_the_second_barrier() {
     });
 }
 
+/// `float sum;` with no first value: wrong sums (the 0xFE pattern in check mode), and the report
+/// names the local the compiler saw read before any store.
+#[test]
+fn row_sums_without_a_first_value() {
+    let unset = mutant("ch05/row_sums.cu", &[("float sum = 0.0f;", "float sum;")]);
+    expect_failure_on_emulator("row_sums_without_a_first_value", &["the compiler warned", "`sum` may be read"], || {
+        ch05::row_sums(row_sums_with(unset))
+    });
+}
+
 #[test]
 fn row_sums_on_the_host() {
     let idle = mutant("ch05/row_sums.cu", &[("sums[row0 + threadIdx.x] = sum;", "(void)sum;")]);

@@ -14,10 +14,10 @@ use crate::compile::{self, Runtime, Toolchain};
 use crate::config::{EmuConfig, Mode};
 use crate::counts::{AccessCounts, Writers};
 use crate::error::{DiagClass, Diagnostic, EmuError, io_context};
+use crate::findings;
 use crate::signature::{KernelRef, KernelSignature, find_kernel, parse_kernels};
 use crate::source::{self, Rewritten};
 use crate::symbolize;
-use crate::uninitialized;
 use crate::worker::{Failure, Reply, WireNote, Worker, describe_exit};
 
 /// CUDA C source to load, as `gpubook::gpu` hands it over.
@@ -294,6 +294,7 @@ impl EmuDevice {
     /// NVRTC would compile it at load. The worker loads it at its first launch.
     pub fn load_module(&self, source: &KernelSource) -> Result<Arc<EmuModule>, EmuError> {
         let rewritten = source::rewrite(&source.path, &source.text, &source.kernels)?;
+        findings::note(rewritten.findings.iter().cloned());
         let module = EmuModule {
             id: NEXT_MODULE_ID.fetch_add(1, Ordering::Relaxed),
             path: source.path.clone(),
@@ -486,8 +487,8 @@ impl EmuDevice {
         self.arena.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// The module's .so for `mode`, compiling it the first time. A check-mode build says on
-    /// stderr where a local may be read before anything is stored to it.
+    /// The module's .so for `mode`, compiling it the first time. A check-mode build notes where
+    /// a local may be read before anything is stored to it (findings.rs).
     fn build(&self, module: &EmuModule, mode: Mode) -> Result<(PathBuf, Runtime), EmuError> {
         let tc: Toolchain = compile::toolchain(&self.config)?;
         let rt = compile::runtime(&self.config, &tc)?;
@@ -496,7 +497,7 @@ impl EmuDevice {
             return Ok((so.clone(), rt));
         }
         let built = compile::compile_module(&self.config, &tc, &rt, &module.path, &module.include_dirs, &module.rewritten, mode)?;
-        uninitialized::note(&built.uninitialized);
+        findings::note(built.uninitialized.iter().map(|u| u.finding()));
         builds.push((mode, built.so.clone()));
         Ok((built.so, rt))
     }

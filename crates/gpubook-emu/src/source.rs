@@ -9,6 +9,7 @@
 use std::path::Path;
 
 use crate::error::EmuError;
+use crate::findings::Finding;
 use crate::lex::{Kind, Token, tokenize};
 use crate::signature::{KernelSignature, find_kernel};
 
@@ -18,6 +19,9 @@ pub(crate) struct Rewritten {
     pub text: String,
     /// Kernels a launch can name, each exported through `GPUBOOK_EXPORT_KERNEL_AS`.
     pub exported: Vec<Export>,
+    /// What the rewrite saw that is legal but most likely a bug (two `extern __shared__`
+    /// arrays in one function): build findings, not errors.
+    pub findings: Vec<Finding>,
 }
 
 /// A kernel entry point the worker finds with dlsym: `__gpubook_kernel_<symbol>`.
@@ -42,7 +46,7 @@ impl Rewritten {
         text.push_str(&format!("#line {line} {}\nGPUBOOK_EXPORT_KERNEL_AS({symbol}, {expr})\n", quoted(path)));
         let mut exported = self.exported.clone();
         exported.push(Export { name: expr.to_string(), symbol });
-        Rewritten { text, exported }
+        Rewritten { text, exported, findings: self.findings.clone() }
     }
 }
 
@@ -97,6 +101,10 @@ pub(crate) fn rewrite(path: &Path, text: &str, kernels: &[KernelSignature]) -> R
     let mut copied = 0; // bytes of `text` already emitted
     let mut scopes: Vec<Scope> = Vec::new();
     let mut next_id = 0u32;
+    let mut findings: Vec<Finding> = Vec::new();
+    // The `extern __shared__` names of the function being read, and its finding about them.
+    let mut dynamic_names: Vec<&str> = Vec::new();
+    let mut alias_finding: Option<usize> = None;
     let mut i = 0;
     while i < tokens.len() {
         let t = tokens[i];
@@ -108,7 +116,13 @@ pub(crate) fn rewrite(path: &Path, text: &str, kernels: &[KernelSignature]) -> R
                     splice(&mut out, text, &mut copied, t.start, t.end(), "/* provided by gpubook_device.h */");
                 }
             }
-            Kind::Punct('{') => scopes.push(classify_brace(&tokens[..i], &scopes)),
+            Kind::Punct('{') => {
+                let scope = classify_brace(&tokens[..i], &scopes);
+                if scope == Scope::Code && !scopes.contains(&Scope::Code) {
+                    (dynamic_names, alias_finding) = (Vec::new(), None); // a new function
+                }
+                scopes.push(scope);
+            }
             Kind::Punct('}') => {
                 scopes.pop();
             }
@@ -142,6 +156,25 @@ pub(crate) fn rewrite(path: &Path, text: &str, kernels: &[KernelSignature]) -> R
                         .into(),
                     log: String::new(),
                 })?;
+                if is_extern {
+                    let before = dynamic_names.len();
+                    for name in declared_names(decl) {
+                        if !dynamic_names.contains(&name) {
+                            dynamic_names.push(name);
+                        }
+                    }
+                    // One finding a function, at its second array, naming them all.
+                    if dynamic_names.len() > 1 && dynamic_names.len() > before {
+                        let text = alias_text(&dynamic_names);
+                        match alias_finding {
+                            Some(k) => findings[k].text = text,
+                            None => {
+                                alias_finding = Some(findings.len());
+                                findings.push(Finding { file: path.into(), line: t.line, text });
+                            }
+                        }
+                    }
+                }
                 splice(&mut out, text, &mut copied, tokens[start].start, tokens[end].end(), &replacement);
                 i = end + 1;
                 continue;
@@ -167,7 +200,49 @@ pub(crate) fn rewrite(path: &Path, text: &str, kernels: &[KernelSignature]) -> R
         out.push_str(&format!("#line {} {}\nGPUBOOK_EXPORT_KERNEL_AS({}, {expr})\n", kernel.line, quoted(path), kernel.name));
         exported.push(Export { name: kernel.name.clone(), symbol: kernel.name.clone() });
     }
-    Ok(Rewritten { text: out, exported })
+    Ok(Rewritten { text: out, exported, findings })
+}
+
+/// Every `extern __shared__` array starts at the start of the block's dynamic shared memory.
+fn alias_text(names: &[&str]) -> String {
+    let quoted: Vec<String> = names.iter().map(|n| format!("`{n}`")).collect();
+    let (last, rest) = quoted.split_last().expect("two names or more");
+    let list = format!("{} and {last}", rest.join(", "));
+    let (first, second) = (names[0], names[1]);
+    let all = if names.len() == 2 { "both" } else { "all" };
+    format!(
+        "{list} are {all} `extern __shared__` in this function: every such array starts at the same address, \
+         the start of the block's dynamic shared memory, so they overlap (a store to one changes the other). \
+         Declare one and carve the others out of it: `T* {second} = (T*)&{first}[count];`, T the other \
+         array's type, count the elements of `{first}` before it."
+    )
+}
+
+/// The names a `__shared__` declaration declares (`extern __shared__ float a[], b[];` → a, b).
+fn declared_names<'a>(decl: &[Token<'a>]) -> Vec<&'a str> {
+    let mut names = Vec::new();
+    let mut depth = 0i32;
+    let mut last: Option<&'a str> = None;
+    for t in decl {
+        match t.kind {
+            Kind::Punct('[' | '(') => {
+                if depth == 0
+                    && let Some(n) = last.take()
+                {
+                    names.push(n);
+                }
+                depth += 1;
+            }
+            Kind::Punct(']' | ')') => depth -= 1,
+            Kind::Punct(',') if depth == 0 => names.extend(last.take()),
+            Kind::Ident if depth == 0 => last = Some(t.text),
+            _ => {}
+        }
+    }
+    names.extend(last);
+    names.retain(|n| !matches!(*n, "extern" | "__shared__" | "__align__" | "alignas" | "__attribute__"));
+    names.dedup();
+    names
 }
 
 /// What an open brace encloses: function code, or a scope where declarations are file-level
@@ -463,6 +538,30 @@ mod tests {
         assert_eq!(names(&r), ["vector_add"]);
         assert_eq!(body(&r), src);
         assert!(r.text.ends_with("#line 1 \"k/t.cu\"\nGPUBOOK_EXPORT_KERNEL_AS(vector_add, vector_add)\n"), "{}", r.text);
+    }
+
+    #[test]
+    fn two_extern_shared_arrays_in_one_function_are_a_finding() {
+        let aliased = "extern \"C\" __global__ void kv(const float* v, const int* k, float* out) {\n\
+                       \x20   extern __shared__ float sv[];\n\
+                       \x20   extern __shared__ __align__(16) int sk[];\n\
+                       \x20   extern __shared__ int sk[];\n\
+                       \x20   sv[0] = v[0]; sk[0] = k[0];\n}\n";
+        let f = rw(aliased).findings;
+        assert_eq!(f.len(), 1, "one finding a function: {f:?}");
+        assert_eq!((f[0].file.to_str(), f[0].line), (Some("k/t.cu"), 3));
+        assert!(f[0].text.starts_with("`sv` and `sk` are both `extern __shared__` in this function"), "{}", f[0].text);
+        assert!(f[0].text.contains("`T* sk = (T*)&sv[count];`"), "{}", f[0].text);
+        let one_line = "__global__ void k() { extern __shared__ float a[], b[]; a[0] = b[0]; }\n";
+        assert_eq!(rw(one_line).findings.len(), 1);
+        let three = "__global__ void k() {\n extern __shared__ int s[];\n extern __shared__ int c[];\n extern __shared__ int x[];\n}\n";
+        let f = rw(three).findings;
+        assert_eq!(f.len(), 1);
+        assert!(f[0].line == 3 && f[0].text.starts_with("`s`, `c` and `x` are all"), "{f:?}");
+        // One array in each of two functions, or one name declared twice: nothing to say.
+        let apart = "__global__ void f() { extern __shared__ float a[]; a[0] = 1; }\n\
+                     __global__ void g() { extern __shared__ int b[]; if (b[0]) { extern __shared__ int b[]; } }\n";
+        assert_eq!(rw(apart).findings, []);
     }
 
     #[test]

@@ -5,16 +5,17 @@
 //!   bytes 0xFE: a float is -1.7e38, an int -16843010, a pointer points nowhere), so the wrong
 //!   numbers are the same on every run and plainly wrong, like the 0xFF poison of device memory;
 //! - it keeps what the compiler's flow analysis says of them (g++'s `-Wuninitialized` and
-//!   `-Wmaybe-uninitialized`, clang's `-Wuninitialized` and `-Wsometimes-uninitialized`): said
-//!   once on stderr, and added by graders to a failure's report ([`compiler_warnings`]).
+//!   `-Wmaybe-uninitialized`, clang's `-Wuninitialized` and `-Wsometimes-uninitialized`): build
+//!   findings (findings.rs), said once on stderr and added by graders to a failure's report.
 //!
 //! Not a launch failure: the compiler's "maybe" has false positives (a maximum seeded by the
 //! first iteration), and with the pattern in place even a certain read is reported as a maybe.
 
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 
 use serde::{Deserialize, Serialize};
+
+use crate::findings::Finding;
 
 pub(crate) const PATTERN_INIT: &str = "-ftrivial-auto-var-init=pattern";
 
@@ -63,37 +64,17 @@ pub(crate) fn parse(log: &str, runtime_dir: &Path) -> Vec<UninitializedUse> {
     uses
 }
 
-/// What this process's check-mode builds found, each once.
-static FOUND: Mutex<Vec<UninitializedUse>> = Mutex::new(Vec::new());
-
-/// Keeps the uses of a build, and says each new one once on stderr.
-pub(crate) fn note(uses: &[UninitializedUse]) {
-    let mut found = FOUND.lock().unwrap_or_else(|p| p.into_inner());
-    for u in uses {
-        if !found.contains(u) {
-            eprintln!("gpubook emulator: warning: {}", warning(u));
-            found.push(u.clone());
-        }
+impl UninitializedUse {
+    /// As a build finding: said once on stderr, and added to a failing grader's report.
+    pub(crate) fn finding(&self) -> Finding {
+        let text = format!(
+            "the local variable `{}` {} before anything is stored to it; check mode fills such a variable \
+             with bytes 0xFE (a float reads -1.7e38, an int -16843010). Give it a first value where it is declared.",
+            self.variable,
+            if self.definite { "is read" } else { "may be read (on a path the compiler found)" }
+        );
+        Finding { file: self.file.clone(), line: self.line, text }
     }
-}
-
-/// What check-mode builds in this process found in `file` (a path or its tail, such as
-/// `kernels/ch05/row_sums.cu`): locals read before anything is stored to them, one sentence
-/// each. A grader adds them to a failure's report: the likely cause of wrong numbers.
-pub fn compiler_warnings(file: &Path) -> Vec<String> {
-    let found = FOUND.lock().unwrap_or_else(|p| p.into_inner());
-    found.iter().filter(|u| u.file.ends_with(file)).map(warning).collect()
-}
-
-fn warning(u: &UninitializedUse) -> String {
-    format!(
-        "{}:{}: the local variable `{}` {} before anything is stored to it; check mode fills such a \
-         variable with bytes 0xFE (a float reads -1.7e38, an int -16843010). Give it a first value where it is declared.",
-        u.file.display(),
-        u.line,
-        u.variable,
-        if u.definite { "is read" } else { "may be read (on a path the compiler found)" }
-    )
 }
 
 /// The text between the first pair of quotes (g++'s ‘...’ or plain '...').
@@ -143,13 +124,9 @@ k.cu:7:5: warning: variable 'sum' is uninitialized when used here [-Wuninitializ
     }
 
     #[test]
-    fn uses_are_kept_once_and_found_by_the_tail_of_their_path() {
-        let uses = parse(&GCC.replace("kernels/dot.cu", "/home/me/exercises/kernels/kept_test.cu"), Path::new("/rt"));
-        note(&uses);
-        note(&uses);
-        let got = compiler_warnings(Path::new("kernels/kept_test.cu"));
-        assert_eq!(got.len(), 3, "{got:?}");
-        assert!(got[1].starts_with("/home/me/exercises/kernels/kept_test.cu:14: the local variable `v` may be read (on a path"), "{got:?}");
-        assert!(compiler_warnings(Path::new("test.cu")).is_empty(), "whole components only");
+    fn a_finding_says_whether_the_read_is_certain() {
+        let uses = parse(GCC, Path::new("/rt"));
+        assert!(uses[0].finding().text.starts_with("the local variable `acc` is read before"), "{:?}", uses[0]);
+        assert!(uses[1].finding().text.starts_with("the local variable `v` may be read (on a path"), "{:?}", uses[1]);
     }
 }

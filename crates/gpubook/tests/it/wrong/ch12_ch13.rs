@@ -192,6 +192,23 @@ fn layout_with_global_atomics() {
     });
 }
 
+/// The counters and the scan as two `extern __shared__` arrays: both start at the same address.
+#[test]
+fn layout_with_two_extern_shared_arrays() {
+    let src = mutated(
+        "ch12/dispatch_layout.cu",
+        &[
+            ("int* expert_count = smem;     // per_rank counters, one per expert of rank d", "extern __shared__ int expert_count[];"),
+            ("int* scan = smem + per_rank;  // a flag per thread of the tile, scanned in place", "extern __shared__ int scan[];"),
+        ],
+    );
+    expect_failure_on_emulator(
+        "layout_with_two_extern_shared_arrays",
+        &["the compiler warned", "`extern __shared__` in this function", "overlap"],
+        || ch12::layout(layout_with(src, None)),
+    );
+}
+
 #[test]
 fn layout_that_counts_experts_not_tokens() {
     let src = mutated("ch12/dispatch_layout.cu", &[("flag = 1;", "flag += 1;")]);

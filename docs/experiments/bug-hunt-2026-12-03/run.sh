@@ -2,7 +2,7 @@
 # A planted-bug hunt (2026-12-03): 44 kernels with one realistic bug each and 9 correct but
 # unusual ones (C*), each run as its first line says, in check mode. Prints one line a kernel:
 # what the emulator said first. docs/measurements.md ("Diagnostics a planted-bug hunt found
-# missing") has the table before and after the fixes it led to.
+# missing", and "Build findings") has the table before and after the fixes it led to.
 #   docs/experiments/bug-hunt-2026-12-03/run.sh GPUBOOK_BINARY
 set -u
 bin=$(realpath "$1")

@@ -24,7 +24,7 @@ pub fn sample_routing(
     (0..topo.ranks()).map(|_| reference::gate(&rng.vec_f32(tokens * experts, -4.0, 4.0), &bias, &g)).collect()
 }
 
-/// One row of [`traffic_table`]: what a token costs on average with a node limit.
+/// One row of [`limit_table`]: what a token costs on average with a node limit.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LimitRow {
     /// None: no limit.

@@ -278,6 +278,8 @@ impl Backend for CudaBackend {
     fn load_module(&self, source: &KernelSource) -> Result<Arc<dyn BackendModule>> {
         self.bind()?;
         probe_nvrtc()?;
+        // What NVRTC does not warn of and the emulator's rewrite does (overlapping extern arrays).
+        gpubook_emu::note_source_findings(std::path::Path::new(&source.display_path()), &source.text, &source.signatures);
         let (major, minor) = self.info.compute_capability;
         let mut includes: Vec<String> = source.include_dirs.iter().map(|p| p.display().to_string()).collect();
         match toolkit_headers() {

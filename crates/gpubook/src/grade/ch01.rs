@@ -64,7 +64,7 @@ fn first_block_only(e: Failure, got: &[i32], n: usize, block: usize) -> Failure 
 }
 
 /// `first_launch(gpu, grid, block) -> out`: `hello` launched on exactly `grid` blocks of `block`
-/// threads; out[i] = 10000 * block index + thread index, for i the global index.
+/// threads; `out[i]` = 10000 * block index + thread index, for i the global index.
 pub fn first_launch(f: impl Fn(&Gpu, u32, u32) -> Result<Vec<i32>>) {
     grade("ch01-first-launch", |ctx| {
         let mut cases: Vec<(u32, u32)> = vec![(1, 1), (1, 255), (2, 256), (3, 1), (7, 33), (1, 1024), (1000, 1), (391, 256)];

@@ -74,7 +74,7 @@ pub fn axpy(f: impl Fn(&Gpu, f32, &[f32], &mut [f32]) -> Result<()>) {
     });
 }
 
-/// `normalize(gpu, pixels) -> out`: out[i] = pixels[i] / 255, with n bytes in and 4n bytes out.
+/// `normalize(gpu, pixels) -> out`: `out[i] = pixels[i] / 255`, with n bytes in and 4n bytes out.
 pub fn normalize(f: impl Fn(&Gpu, &[u8]) -> Result<Vec<f32>>) {
     grade("ch02-normalize", |ctx| {
         for (n, name) in sizes(&mut ctx.rng) {

@@ -68,7 +68,7 @@ const CEIL: &str = "the grid needs ceil(n / block) blocks, n.div_ceil(block) in 
 const GUARD: &str = "the boundary guard: the grid is rounded up to whole blocks, so the last block reaches past the end \
      of the arrays, and its extra threads must do nothing (`if (i < n)`)";
 
-/// `vector_add(gpu, a, b) -> c`: c[i] = a[i] + b[i].
+/// `vector_add(gpu, a, b) -> c`: `c[i] = a[i] + b[i]`.
 pub fn vector_add(f: impl Fn(&Gpu, &[f32], &[f32]) -> Result<Vec<f32>>) {
     let explain = Explain { out_of_bounds: Some(GUARD), launch_config: Some(CEIL), ..Default::default() };
     grade("ch03-vector-add", |ctx| {
@@ -132,7 +132,7 @@ fn still_zero(got: &[f32], want: &[f64]) -> Option<(usize, usize)> {
 const GRID_STRIDE: &str = "a grid-stride loop: i starts at blockIdx.x * blockDim.x + threadIdx.x and steps by the number \
      of threads in the whole grid, gridDim.x * blockDim.x, while i < n, so any grid visits every element exactly once";
 
-/// `bias_relu(gpu, x, bias, blocks) -> x'`: x'[i] = max(x[i] + bias, 0), on a grid of exactly
+/// `bias_relu(gpu, x, bias, blocks) -> x'`: `x'[i] = max(x[i] + bias, 0)`, on a grid of exactly
 /// `blocks` blocks. The update is in place, so an element visited twice gets the bias twice.
 pub fn bias_relu(f: impl Fn(&Gpu, &[f32], f32, u32) -> Result<Vec<f32>>) {
     let explain = Explain {

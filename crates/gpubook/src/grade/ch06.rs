@@ -280,7 +280,7 @@ const COMPACTION: &str = "compaction: a kept token's place is the number of kept
      give each warp's count; an exclusive scan of them), and in the lanes below it (__popc(kept & lanes_below())). \
      No atomics: the order comes out right by construction";
 
-/// `tokens_for_expert(gpu, experts, expert) -> tokens`: the indices i with experts[i] == expert, in order.
+/// `tokens_for_expert(gpu, experts, expert) -> tokens`: the indices i with `experts[i] == expert`, in order.
 pub fn tokens_for_expert(f: impl Fn(&Gpu, &[u32], u32) -> Result<Vec<u32>>) {
     let explain = Explain {
         race: Some(

@@ -6,7 +6,7 @@ use plotters::prelude::*;
 pub(crate) const FONT: &str = "sans-serif";
 
 /// The width every figure is drawn at: the book's column (750 px) less a margin, so that a page
-/// shows a figure at its own size and its text as drawn. Text is never under [`SMALL`] - 1 px.
+/// shows a figure at its own size and its text as drawn. Text is never under `SMALL` - 1 px.
 pub const COLUMN: u32 = 720;
 /// Font sizes as plotters takes them: titles, labels and legends, and the smallest (ticks, labels
 /// inside boxes and cells). Plotters' SVG writes 0.806 × the size it is given (16 → 12.9 px), so

@@ -48,6 +48,15 @@ impl KernelSource {
     }
 }
 
+/// For a backend that compiles `text` itself (NVRTC): notes what the emulator's source rewrite
+/// finds in it (two `extern __shared__` arrays in one function), so that graders say it on a
+/// GPU too. A source the rewrite refuses (a feature the emulator lacks) notes nothing.
+pub fn note_source_findings(path: &Path, text: &str, kernels: &[KernelSignature]) {
+    if let Ok(rewritten) = source::rewrite(path, text, kernels) {
+        findings::note(rewritten.findings);
+    }
+}
+
 /// A loaded .cu file: its kernels, compiled on demand per mode.
 #[derive(Debug)]
 pub struct EmuModule {

@@ -35,15 +35,6 @@ pub(crate) fn note(findings: impl IntoIterator<Item = Finding>) {
     }
 }
 
-/// For a backend that compiles `text` itself (NVRTC): notes what the emulator's source rewrite
-/// finds in it (two `extern __shared__` arrays in one function), so that graders say it on a
-/// GPU too. A source the rewrite refuses (a feature the emulator lacks) notes nothing.
-pub fn note_source_findings(path: &Path, text: &str, kernels: &[crate::KernelSignature]) {
-    if let Ok(rewritten) = crate::source::rewrite(path, text, kernels) {
-        note(rewritten.findings);
-    }
-}
-
 /// What this process's builds found in `file`, one `file:line: text` each. Either path may be
 /// the other's tail (whole components): `kernels/ch05/row_sums.cu` finds
 /// `exercises/kernels/ch05/row_sums.cu`, and a source loaded as bare `row_sums.cu`.
@@ -69,15 +60,5 @@ mod tests {
         assert!(compiler_warnings(Path::new("test.cu")).is_empty(), "whole components only");
         note([Finding { file: "bare_test.cu".into(), line: 2, text: "bare".into() }]);
         assert_eq!(compiler_warnings(Path::new("kernels/ch01/bare_test.cu")), ["bare_test.cu:2: bare"]);
-    }
-
-    #[test]
-    fn a_source_compiled_elsewhere_gets_the_rewrites_findings() {
-        let text = "__global__ void k() {\n extern __shared__ float a[];\n extern __shared__ int b[];\n}\n";
-        note_source_findings(Path::new("nvrtc_side.cu"), text, &crate::parse_kernels(text));
-        let got = compiler_warnings(Path::new("nvrtc_side.cu"));
-        assert!(got.len() == 1 && got[0].starts_with("nvrtc_side.cu:3: `a` and `b` are both"), "{got:?}");
-        note_source_findings(Path::new("refused.cu"), "__global__ void k() { asm(\"trap;\"); }", &[]);
-        assert!(compiler_warnings(Path::new("refused.cu")).is_empty());
     }
 }

@@ -149,6 +149,17 @@ fn two_extern_shared_arrays_in_a_kernel_are_named() {
     assert_eq!(download(&dev, out, 64)[0], 0.0);
 }
 
+/// A source NVRTC compiles gets the rewrite's findings too (what NVRTC does not warn of).
+#[test]
+fn a_source_compiled_elsewhere_gets_the_rewrites_findings() {
+    let text = "__global__ void k() {\n extern __shared__ float a[];\n extern __shared__ int b[];\n}\n";
+    gpubook_emu::note_source_findings(std::path::Path::new("nvrtc_side.cu"), text, &gpubook_emu::parse_kernels(text));
+    let got = gpubook_emu::compiler_warnings(std::path::Path::new("nvrtc_side.cu"));
+    assert!(got.len() == 1 && got[0].starts_with("nvrtc_side.cu:3: `a` and `b` are both"), "{got:?}");
+    gpubook_emu::note_source_findings(std::path::Path::new("refused.cu"), "__global__ void k() { asm(\"trap;\"); }", &[]);
+    assert!(gpubook_emu::compiler_warnings(std::path::Path::new("refused.cu")).is_empty());
+}
+
 /// emu-bench's engine column (`bench_engine_only`) must be check mode with its checks off, or
 /// the floor it prints would be check mode itself: a read of never-written memory goes
 /// unreported and nothing is counted there, while the same launch in check mode is stopped.

@@ -38,5 +38,5 @@ pub use config::{EmuConfig, Mode};
 pub use counts::{AccessCounts, BufferAccesses, GlobalAccesses, GlobalRequests, SharedAccesses, SharedRequests, ThreadAccesses, Writers};
 pub use device::{EmuDevice, EmuInfo, EmuModule, KernelSource, LaunchSpec, LaunchStats, note_source_findings};
 pub use error::{DiagClass, Diagnostic, EmuError};
-pub use findings::{compiler_warnings, same_file};
+pub use findings::{compiler_warnings, note_finding};
 pub use signature::{KernelLookupError, KernelRef, KernelSignature, Param, find_kernel, parse_kernels};

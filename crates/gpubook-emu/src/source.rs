@@ -148,7 +148,7 @@ pub(crate) fn rewrite(path: &Path, text: &str, kernels: &[KernelSignature]) -> R
                     };
                     return Err(EmuError::Unsupported { feature: feature.into(), file: path.into(), line: t.line });
                 }
-                let replacement = shared_declaration(decl, is_extern, &mut next_id).ok_or_else(|| EmuError::Compile {
+                let (replacement, names) = shared_declaration(decl, is_extern, &mut next_id).ok_or_else(|| EmuError::Compile {
                     file: path.into(),
                     line: Some(t.line),
                     message: "the emulator could not read this `__shared__` declaration; write it \
@@ -158,7 +158,7 @@ pub(crate) fn rewrite(path: &Path, text: &str, kernels: &[KernelSignature]) -> R
                 })?;
                 if is_extern {
                     let before = dynamic_names.len();
-                    for name in declared_names(decl) {
+                    for name in names {
                         if !dynamic_names.contains(&name) {
                             dynamic_names.push(name);
                         }
@@ -218,33 +218,6 @@ fn alias_text(names: &[&str]) -> String {
     )
 }
 
-/// The names a `__shared__` declaration declares (`extern __shared__ float a[], b[];` → a, b).
-fn declared_names<'a>(decl: &[Token<'a>]) -> Vec<&'a str> {
-    let mut names = Vec::new();
-    let mut depth = 0i32;
-    let mut last: Option<&'a str> = None;
-    for t in decl {
-        match t.kind {
-            Kind::Punct('[' | '(') => {
-                if depth == 0
-                    && let Some(n) = last.take()
-                {
-                    names.push(n);
-                }
-                depth += 1;
-            }
-            Kind::Punct(']' | ')') => depth -= 1,
-            Kind::Punct(',') if depth == 0 => names.extend(last.take()),
-            Kind::Ident if depth == 0 => last = Some(t.text),
-            _ => {}
-        }
-    }
-    names.extend(last);
-    names.retain(|n| !matches!(*n, "extern" | "__shared__" | "__align__" | "alignas" | "__attribute__"));
-    names.dedup();
-    names
-}
-
 /// What an open brace encloses: function code, or a scope where declarations are file-level
 /// (`extern "C" { }`, `namespace { }`, a struct body).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -268,9 +241,10 @@ fn statement_start(tokens: &[Token], i: usize) -> usize {
 }
 
 /// `[static|extern] __shared__ [__align__(N)] TYPE a[N], *b;` → one runtime call per declarator.
-fn shared_declaration(decl: &[Token], is_extern: bool, next_id: &mut u32) -> Option<String> {
+/// Also returns the names it declares.
+fn shared_declaration<'a>(decl: &[Token<'a>], is_extern: bool, next_id: &mut u32) -> Option<(String, Vec<&'a str>)> {
     // Storage words and alignment attributes do not belong to the type.
-    let mut kept: Vec<Token> = Vec::new();
+    let mut kept: Vec<Token<'a>> = Vec::new();
     let mut k = 0;
     while k < decl.len() {
         let t = decl[k];
@@ -294,10 +268,12 @@ fn shared_declaration(decl: &[Token], is_extern: bool, next_id: &mut u32) -> Opt
     }
     let ty = span_text(&first[..stars_from]);
     let mut out = Vec::new();
+    let mut names = Vec::new();
     for (n, seg) in segments.iter().enumerate() {
         let declarator = if n == 0 { &seg[stars_from..] } else { &seg[..] };
         let name_pos = last_name(declarator)?;
         let name = declarator[name_pos].text;
+        names.push(name);
         let stars = "*".repeat(declarator[..name_pos].iter().filter(|t| t.is_punct('*')).count());
         let dims = span_text(&declarator[name_pos + 1..]);
         if declarator[name_pos + 1..].iter().any(|t| t.is_punct('=')) {
@@ -311,7 +287,7 @@ fn shared_declaration(decl: &[Token], is_extern: bool, next_id: &mut u32) -> Opt
             out.push(format!("auto& {name} = *::gpubook::shared_var<{ty}{stars}{dims}>({id}, \"{name}\");"));
         }
     }
-    Some(out.join(" "))
+    Some((out.join(" "), names))
 }
 
 /// Position of the declared name: the last identifier not inside `[...]`.

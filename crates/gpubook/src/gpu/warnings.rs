@@ -1,41 +1,29 @@
 //! What the compilers said of a kernel that most likely explains wrong numbers: a local read
 //! before anything was stored to it (`float sum;` then `sum += ...`). Neither a GPU nor the
 //! emulator's checks see one at run time. The emulator's check mode keeps g++'s warnings
-//! (`gpubook_emu::compiler_warnings`); NVRTC's "used before its value is set" is kept here.
+//! (`gpubook_emu::compiler_warnings`); NVRTC's "used before its value is set" is kept with them.
 //! Graders add both to a failure's report.
 
 use std::path::Path;
-use std::sync::Mutex;
-
-/// NVRTC's warnings: (the file as NVRTC names it, the sentence), each once.
-static NVRTC: Mutex<Vec<(String, String)>> = Mutex::new(Vec::new());
-
-/// Keeps the "used before its value is set" warnings of a successful NVRTC compile. Its log
-/// reads `row_sums.cu(31): warning #549-D: variable "sum" is used before its value is set`.
-pub(crate) fn note_nvrtc_log(log: &str) {
-    let mut kept = NVRTC.lock().unwrap_or_else(|p| p.into_inner());
-    for line in log.lines().filter(|l| l.contains("is used before its value is set")) {
-        let Some((file, rest)) = line.split_once('(') else { continue };
-        let Some((line_no, _)) = rest.split_once(')') else { continue };
-        let Some(variable) = line.split('"').nth(1) else { continue };
-        let text = format!(
-            "{file}:{line_no}: the local variable `{variable}` is read before anything is stored to it \
-             (NVRTC's warning #549); give it a first value where it is declared"
-        );
-        if !kept.iter().any(|(_, t)| *t == text) {
-            eprintln!("gpubook: warning: {text}");
-            kept.push((file.to_string(), text));
-        }
-    }
-}
 
 /// Every warning this process's compiles gave for `file` (either path may be the other's tail:
-/// `kernels/ch05/row_sums.cu`), one sentence each.
-pub fn compiler_warnings(file: &Path) -> Vec<String> {
-    let mut out = gpubook_emu::compiler_warnings(file);
-    let kept = NVRTC.lock().unwrap_or_else(|p| p.into_inner());
-    out.extend(kept.iter().filter(|(f, _)| gpubook_emu::same_file(Path::new(f), file)).map(|(_, t)| t.clone()));
-    out
+/// `kernels/ch05/row_sums.cu`), one sentence each: the emulator's findings and NVRTC's.
+pub use gpubook_emu::compiler_warnings;
+
+/// Keeps the "used before its value is set" warnings of a successful NVRTC compile, beside the
+/// emulator's findings. Its log reads
+/// `row_sums.cu(31): warning #549-D: variable "sum" is used before its value is set`.
+pub(crate) fn note_nvrtc_log(log: &str) {
+    for line in log.lines().filter(|l| l.contains("is used before its value is set")) {
+        let Some((file, rest)) = line.split_once('(') else { continue };
+        let Some(line_no) = rest.split_once(')').and_then(|(n, _)| n.parse().ok()) else { continue };
+        let Some(variable) = line.split('"').nth(1) else { continue };
+        let text = format!(
+            "the local variable `{variable}` is read before anything is stored to it (NVRTC's warning #549); \
+             give it a first value where it is declared"
+        );
+        gpubook_emu::note_finding(Path::new(file), line_no, text);
+    }
 }
 
 #[cfg(test)]

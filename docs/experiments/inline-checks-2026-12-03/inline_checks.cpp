@@ -13,7 +13,7 @@
 //     warp-level requests, their distinct bytes and 32-byte sectors (worker/access/counts.cpp),
 //     and per thread its loads and stores, for the smallest and largest. Lanes that come in
 //     address order are counted as they come; others are sorted at the warp's end.
-// It is the upper bound of what such a pass could reach; the pass itself does not exist.
+// It is the best such a pass could do on this kernel (the pass itself does not exist).
 //
 // Built with -DNO_RACES or -DNO_COUNTS it leaves that part out (run.sh: what each costs); with
 // -DSHADOW8 the race shadow is 8 bytes a word for words one thread owns, not 24.

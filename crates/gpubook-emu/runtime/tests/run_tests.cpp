@@ -385,6 +385,27 @@ void test_warp_handoff() {
     }
 }
 
+// The same hand-over through another block (warp 0 of block 0 to block 1 to warp 1 of block 0):
+// ordered when both flags follow a fence, a race when either does not.
+void test_relay_handoff() {
+    for (bool global : {false, true}) {
+        for (int variant = 0; variant < 3; variant++) {
+            auto args = [variant](Worker& w) {
+                return std::vector<std::string>{arg(w.alloc<float>(32, "data", 0)), arg(w.alloc<int>(1, "first", 0)),
+                                                arg(w.alloc<int>(1, "second", 0)), arg(w.alloc<float>(32, "out", 0)),
+                                                arg(variant)};
+            };
+            Reply r = run_bug(global ? "relay_handoff" : "relay_handoff_shared", 2, 64, args);
+            static const char* what[] = {"a hand-over between warps through another block is ordered",
+                                         "a relay that sets its flag without a fence orders nothing",
+                                         "a first flag set without a fence orders nothing"};
+            std::string test = std::string(what[variant]) + (global ? " (global)" : " (shared)");
+            if (variant == 0) expect(r.ok(), test.c_str(), r.json);
+            else expect_diag(test.c_str(), r, "race", "data race on");
+        }
+    }
+}
+
 // Volatile accesses are communication between warps, but between lanes of one warp with no
 // __syncwarp() between them they race.
 void test_volatile_lanes() {
@@ -480,6 +501,7 @@ int main(int argc, char** argv) {
     test_out_of_stacks();
     test_far_addresses();
     test_warp_handoff();
+    test_relay_handoff();
     test_volatile_lanes();
     if (argc > 3) benchmarks(argc > 4 ? argv[4] : "");
     std::printf("%s: %d failed\n", g_failed ? "FAILED" : "ok", g_failed);

@@ -188,6 +188,16 @@ struct Block {
     // Within the block: warp_acquired[y * kWarpSize + x] - 1 is the last epoch of warp x whose
     // accesses warp y has acquired through a flag (0: none). Empty until the first such acquire.
     std::vector<uint16_t> warp_acquired;
+    // The block's own releases that published its clock (races.cpp): when a warp acquires a
+    // clock that holds this block's entry (a hand-over through another block), the releases it
+    // covers order their warps before the acquiring one, as a direct hand-over would.
+    // own_acquired[y]: how many of them warp y has taken in.
+    struct OwnRelease {
+        uint32_t clock;
+        uint16_t warp, upto;
+    };
+    std::vector<OwnRelease> own_releases;
+    uint32_t own_acquired[kMaxWarps] = {};
     // Bumped whenever the block's barrier epoch or clock changes: its warps' race segments are
     // then out of date (races.cpp).
     uint32_t race_state = 0;

@@ -195,6 +195,39 @@ extern "C" __global__ void warp_handoff_global(float* data, int* flag, float* ou
     hand_over(data, flag, out, variant);
 }
 
+// A hand-over between two warps of block 0 that goes through block 1: warp 0 writes, fences and
+// sets `first`; block 1 waits for it, fences and sets `second`; warp 1 of block 0 waits for that
+// and reads. Variant 1: block 1 sets `second` without a fence; 2: warp 0 sets `first` without one.
+// (Block 1 writes no data: only block 0's threads touch `data`.)
+__device__ void relay(float* data, int* first, int* second, float* out, int variant) {
+    unsigned lane = threadIdx.x % 32;
+    volatile int* f1 = first;
+    volatile int* f2 = second;
+    if (blockIdx.x == 0 && threadIdx.x < 32) {
+        data[lane] = float(lane);
+        if (variant != 2) __threadfence();
+        __syncwarp();
+        if (lane == 0) *f1 = 1;
+    } else if (blockIdx.x == 1 && threadIdx.x == 0) {
+        while (*f1 == 0) {
+        }
+        if (variant != 1) __threadfence();
+        *f2 = 1;
+    } else if (blockIdx.x == 0 && threadIdx.x < 64) {
+        while (*f2 == 0) {
+        }
+        out[lane] = data[lane];
+    }
+}
+extern "C" __global__ void relay_handoff(float* data, int* first, int* second, float* out, int variant) {
+    relay(data, first, second, out, variant);
+}
+// The data in block 0's shared memory, the flags in global memory.
+extern "C" __global__ void relay_handoff_shared(float*, int* first, int* second, float* out, int variant) {
+    auto& data = *::gpubook::shared_var<float[32]>(0, "data");
+    relay(data, first, second, out, variant);
+}
+
 // A warp's last reduction steps through volatile shared memory: without __syncwarp() between
 // the steps (the pre-Volta idiom) lanes race; with it, they do not.
 extern "C" __global__ void volatile_warp_tail(const float* in, float* out, int with_syncwarp) {
@@ -237,4 +270,6 @@ GPUBOOK_EXPORT_KERNEL(unsigned_wrap)
 GPUBOOK_EXPORT_KERNEL(short_index)
 GPUBOOK_EXPORT_KERNEL(warp_handoff_shared)
 GPUBOOK_EXPORT_KERNEL(warp_handoff_global)
+GPUBOOK_EXPORT_KERNEL(relay_handoff)
+GPUBOOK_EXPORT_KERNEL(relay_handoff_shared)
 GPUBOOK_EXPORT_KERNEL(volatile_warp_tail)

@@ -133,23 +133,42 @@ std::unordered_map<uintptr_t, LocalRelease> g_local_sync;
 // covered, and so (a blind spot) are lanes that did not.
 void local_fence(Thread& t) { t.chk->local_release = true; }
 
+// Warp y acquires warp x's epochs below `upto` (the later of what it had and this).
+void acquire_warp(Block& b, unsigned y, unsigned x, uint16_t upto) {
+    if (b.warp_acquired.empty()) b.warp_acquired.assign(kWarpSize * kWarpSize, 0);
+    uint16_t& a = b.warp_acquired[y * kWarpSize + x];
+    if (!a || uint16_t(upto - a) < 0x8000) a = upto;
+}
+
 // A synchronising access of `word` by thread t: a store after a fence releases, a read acquires.
 __attribute__((noinline)) void local_synchronise(Block& b, Thread& t, uintptr_t word, unsigned f) {
     bool write = f & kAccessWrite, reads = !write || (f & kAccessRmw);
     if (reads && !g_local_sync.empty()) {
         auto it = g_local_sync.find(word);
         unsigned y = t.linear / kWarpSize;
-        if (it != g_local_sync.end() && it->second.block == uint32_t(b.linear) && it->second.warp != y) {
-            if (b.warp_acquired.empty()) b.warp_acquired.assign(kWarpSize * kWarpSize, 0);
-            uint16_t& a = b.warp_acquired[y * kWarpSize + it->second.warp];
-            if (!a || uint16_t(it->second.upto - a) < 0x8000) a = it->second.upto; // the later one
-        }
+        if (it != g_local_sync.end() && it->second.block == uint32_t(b.linear) && it->second.warp != y)
+            acquire_warp(b, y, it->second.warp, it->second.upto);
     }
     if (!write || !(t.chk->local_release || (f & kAccessRelease))) return;
     // The warp's accesses so far are released; a new warp epoch keeps its later ones out.
     Warp& wp = b.warps[t.linear / kWarpSize];
     g_local_sync[word] = LocalRelease{uint32_t(b.linear), uint16_t(t.linear / kWarpSize), uint16_t(wp.epoch + 1)};
     wp.epoch++;
+}
+
+// Thread t of block b acquires clock c. What came back to b from its own releases, through
+// other blocks (warp A releases a flag, another block waits for it and releases a second one,
+// warp B waits for that), orders warp A's accesses before warp B's.
+void acquire_clock(Block& b, Thread& t, const Clock& c) {
+    b.acquired.join(c);
+    uint32_t own = c.get(uint32_t(b.linear));
+    if (!own) return;
+    unsigned y = t.linear / kWarpSize;
+    uint32_t& next = b.own_acquired[y];
+    for (; next < b.own_releases.size() && b.own_releases[next].clock <= own; next++) {
+        const Block::OwnRelease& r = b.own_releases[next];
+        if (r.warp != y) acquire_warp(b, y, r.warp, r.upto);
+    }
 }
 
 // Whether warp `cur`'s access now comes after warp `prev`'s access in warp epoch `epoch`,
@@ -334,7 +353,7 @@ __attribute__((noinline)) void synchronise(Block& b, Thread& t, uintptr_t word, 
     bool write = f & kAccessWrite, reads = !write || (f & kAccessRmw);
     if (reads) {
         auto it = g_sync.find(word);
-        if (it != g_sync.end()) b.acquired.join(it->second);
+        if (it != g_sync.end()) acquire_clock(b, t, it->second);
     }
     if (!write) return;
     uint32_t released = t.chk->release_clock;
@@ -344,6 +363,9 @@ __attribute__((noinline)) void synchronise(Block& b, Thread& t, uintptr_t word, 
         b.race_state++;
     }
     if (!released) return; // a flag set without a fence before it publishes nothing
+    // local_synchronise has just released the warp's epochs below its new one.
+    unsigned y = t.linear / kWarpSize;
+    b.own_releases.push_back(Block::OwnRelease{released, uint16_t(y), b.warps[y].epoch});
     Clock& c = g_sync[word];
     c.join(b.acquired);
     c.raise(uint32_t(b.linear), released);
@@ -457,6 +479,8 @@ void races_begin_block(Block& b) {
     b.race_state++;
     b.acquired.clear();
     b.warp_acquired.clear();
+    b.own_releases.clear();
+    std::fill(std::begin(b.own_acquired), std::end(b.own_acquired), 0u);
 }
 
 void races_barrier(Block& b) {
@@ -485,7 +509,7 @@ void races_acquire(Worker& w, uintptr_t addr) {
     local_synchronise(*w.blk, *w.current, addr & ~uintptr_t(3), 0);
     if (!g_arena.contains(addr)) return;
     auto it = g_sync.find(addr & ~uintptr_t(3));
-    if (it != g_sync.end()) w.blk->acquired.join(it->second);
+    if (it != g_sync.end()) acquire_clock(*w.blk, *w.current, it->second);
 }
 
 std::string races_unchecked() {

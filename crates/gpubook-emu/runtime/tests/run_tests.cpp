@@ -381,6 +381,13 @@ void test_warp_handoff() {
             std::string test = std::string(what[variant]) + (global ? " (global)" : " (shared)");
             if (variant == 0) expect(r.ok(), test.c_str(), r.json);
             else expect_diag(test.c_str(), r, "race", "data race on");
+            // The report names the flag when the reader read it before the data (not when it
+            // read the data first).
+            if (variant == 1 || variant == 2)
+                expect(r.has("the flag does not order the data") && r.has("the flag: thread"),
+                       (test + ": the report names the flag").c_str(), r.json);
+            if (variant == 3)
+                expect(!r.has("the flag"), (test + ": no flag named for a read before the wait").c_str(), r.json);
         }
     }
 }
@@ -402,6 +409,9 @@ void test_relay_handoff() {
             std::string test = std::string(what[variant]) + (global ? " (global)" : " (shared)");
             if (variant == 0) expect(r.ok(), test.c_str(), r.json);
             else expect_diag(test.c_str(), r, "race", "data race on");
+            if (variant != 0)
+                expect(r.has("the flag does not order the data") && r.has("the flag: thread"),
+                       (test + ": the report names the flag").c_str(), r.json);
         }
     }
 }

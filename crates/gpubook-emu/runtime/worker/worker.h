@@ -124,6 +124,9 @@ struct ThreadChecks {
     SpinMemo spin[kSpinMemos];
     unsigned spin_next = 0; // spin memos written (the first min(spin_next, kSpinMemos) are valid)
     uintptr_t spin_pc = 0, spin_addr = 0; // where it last waited without seeing a change
+    // Its last volatile read of device or shared memory (pc, address): a flag it waited for,
+    // which a race report on data it reads afterwards names (races.cpp).
+    uintptr_t flag_pc = 0, flag_addr = 0;
 };
 
 // One CUDA thread. What the device header reads (its view) and its state live in arrays of the

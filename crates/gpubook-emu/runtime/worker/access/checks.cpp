@@ -270,6 +270,10 @@ template <class T> inline void volatile_read(void* p, void* ra) {
         return bits;
     };
     uintptr_t a = reinterpret_cast<uintptr_t>(p);
+    if (g_arena.contains(a) || w->blk->shared.contains(a)) {
+        w->current->chk->flag_pc = pc;
+        w->current->chk->flag_addr = a;
+    }
     if (!spin_point(*w, pc, a, value())) return;
     // The hook runs before the load, so after a wait the load reads what others wrote meanwhile:
     // note the new value (a change is progress), and acquire what was released with it.

@@ -306,6 +306,11 @@ std::string verb(const Access& x, bool past, const std::string& what = "it") {
     linear_to_coords(thread_of(prev), l.block, other);
     linear_to_coords(prev.block, l.grid, other_block);
     std::string where = element_name(b, addr, shared);
+    // A read of data another warp wrote, after this thread read a flag (volatile): a hand-over
+    // whose flag does not order the data (set without a fence, or before the data was written).
+    const ThreadChecks& c = *w.current->chk;
+    bool after_flag = c.flag_addr && (c.flag_addr & ~uintptr_t(3)) != (addr & ~uintptr_t(3)) && (prev.who & kWrite) &&
+                      !(cur.who & kWrite) && (prev.block != cur.block || thread_of(prev) / kWarpSize != thread_of(cur) / kWarpSize);
     Diagnostic d;
     d.cls = "race";
     if (prev.block != cur.block) {
@@ -320,19 +325,25 @@ std::string verb(const Access& x, bool past, const std::string& what = "it") {
     } else {
         bool same_warp = thread_of(prev) / kWarpSize == thread_of(cur) / kWarpSize;
         bool volatiles = prev.who & cur.who & kVolatile;
-        d.message = format("data race on %s %s: thread %s %s, and thread %s %s with no %s between the two "
-                           "accesses, so the result depends on which thread runs first.%s",
+        d.message = format("data race on %s %s: thread %s %s, and thread %s %s with %s, so the result depends "
+                           "on which thread runs first.%s",
                            shared ? "shared memory," : "global memory,", where.c_str(), coords(me).c_str(),
                            verb(cur, false).c_str(), coords(other).c_str(), verb(prev, true).c_str(),
-                           same_warp ? "__syncthreads() (or __syncwarp(): both are lanes of one warp)"
-                                     : "__syncthreads()",
+                           same_warp    ? "no __syncthreads() (or __syncwarp(): both are lanes of one warp) between "
+                                          "the two accesses"
+                           : after_flag ? "nothing ordering the two accesses"
+                                        : "no __syncthreads() between the two accesses",
                            volatiles ? " volatile makes each access go to memory but orders nothing between "
                                        "lanes, which do not run in lockstep since Volta: the old warp-synchronous "
                                        "idiom needs a __syncwarp() between its steps (or __shfl_down_sync)."
                            : same_warp ? " Lanes of one warp do not run in lockstep (since Volta): synchronise "
                                          "them explicitly."
-                                       : " Put a __syncthreads() between the write and the accesses that "
-                                         "depend on it.");
+                           : after_flag ? " This thread read a flag first (the second note says where), but "
+                                          "the flag does not order the data: the writing warp must write the "
+                                          "data, then call __threadfence() (__threadfence_block() within a "
+                                          "block), and only then set the flag with a volatile or atomic store."
+                                        : " Put a __syncthreads() between the write and the accesses that "
+                                          "depend on it.");
     }
     d.pc = l.module_base + cur.pc;
     set_location(d, b, w.current);
@@ -344,6 +355,18 @@ std::string verb(const Access& x, bool past, const std::string& what = "it") {
     std::memcpy(n.block, other_block, sizeof other_block);
     std::memcpy(n.thread, other, sizeof other);
     d.more.push_back(n);
+    if (after_flag) {
+        Note f;
+        f.has_location = true;
+        f.block[0] = b.view.block_idx.x, f.block[1] = b.view.block_idx.y, f.block[2] = b.view.block_idx.z;
+        std::memcpy(f.thread, me, sizeof me);
+        f.what = format("the flag: thread %s of block %s read %s (volatile) here, before it read the data; the "
+                        "write above was not released to it through this flag",
+                        coords(me).c_str(), coords(f.block).c_str(),
+                        element_name(b, c.flag_addr, b.shared.contains(c.flag_addr)).c_str());
+        f.pc = c.flag_pc;
+        d.more.push_back(f);
+    }
     fail_block(w, std::move(d));
 }
 

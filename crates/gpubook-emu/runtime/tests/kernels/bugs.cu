@@ -228,6 +228,26 @@ extern "C" __global__ void relay_handoff_shared(float*, int* first, int* second,
     relay(data, first, second, out, variant);
 }
 
+// Warp 0 raises `flags[1]` (a "started" flag), writes the data, fences and raises `flags[0]`;
+// warp 1 waits for the wrong one, flags[1], and reads.
+extern "C" __global__ void wrong_flag_handoff(float* data, int* flags, float* out) {
+    unsigned lane = threadIdx.x % 32;
+    volatile int* f = flags;
+    if (threadIdx.x < 32) {
+        if (lane == 0) f[1] = 1;
+        data[lane] = float(lane);
+        __syncwarp();
+        if (lane == 0) {
+            __threadfence();
+            f[0] = 1;
+        }
+    } else {
+        while (f[1] == 0) {
+        }
+        out[lane] = data[lane];
+    }
+}
+
 // A warp's last reduction steps through volatile shared memory: without __syncwarp() between
 // the steps (the pre-Volta idiom) lanes race; with it, they do not.
 extern "C" __global__ void volatile_warp_tail(const float* in, float* out, int with_syncwarp) {
@@ -272,4 +292,5 @@ GPUBOOK_EXPORT_KERNEL(warp_handoff_shared)
 GPUBOOK_EXPORT_KERNEL(warp_handoff_global)
 GPUBOOK_EXPORT_KERNEL(relay_handoff)
 GPUBOOK_EXPORT_KERNEL(relay_handoff_shared)
+GPUBOOK_EXPORT_KERNEL(wrong_flag_handoff)
 GPUBOOK_EXPORT_KERNEL(volatile_warp_tail)

@@ -298,6 +298,51 @@ std::string verb(const Access& x, bool past, const std::string& what = "it") {
     return format("%s %s%s", v, what.c_str(), sync ? " atomically" : vol ? " (volatile)" : "");
 }
 
+// The flag word through which the write `prev` was released, if any (the lowest such address,
+// so the report is the same on every run): a release of its warp that covers its warp epoch
+// (same block), or a clock published with its block's entry at or past its clock (another block).
+uintptr_t released_through(const Block& b, const Access& prev) {
+    uintptr_t best = 0;
+    auto take = [&best](uintptr_t word) {
+        if (!best || word < best) best = word;
+    };
+    if (prev.block == uint32_t(b.linear)) {
+        for (const auto& [word, r] : g_local_sync)
+            if (r.block == prev.block && r.warp == thread_of(prev) / kWarpSize &&
+                uint16_t(r.upto - 1 - prev.warp_epoch) < 0x8000)
+                take(word);
+    } else if (prev.clock) {
+        for (const auto& [word, c] : g_sync)
+            if (c.get(prev.block) >= prev.clock) take(word);
+    }
+    return best;
+}
+
+// What a race between a write and a later read tells about a flag hand-over, or "": the reader
+// read no flag, or the wrong one, or a flag that does not order the data.
+std::string handover_advice(const Block& b, const Access& prev, const ThreadChecks& c, uintptr_t data_word) {
+    if (!(prev.who & kWrite)) return "";
+    uintptr_t released = released_through(b, prev);
+    auto name = [&b](uintptr_t word) { return element_name(b, word, b.shared.contains(word)); };
+    bool read_flag = c.flag_addr && (c.flag_addr & ~uintptr_t(3)) != data_word;
+    if (released && !read_flag)
+        return format(" The writer released the data through a flag, %s, but this thread read the data before "
+                      "waiting for it: wait until a volatile or atomic load sees the flag, then read the data.",
+                      name(released).c_str());
+    if (released && (c.flag_addr & ~uintptr_t(3)) != released) {
+        std::string r = name(released), f = name(c.flag_addr);
+        return format(" The writer released the data through %s, but the flag this thread waited for, %s (the "
+                      "second note), does not carry that release: wait for %s itself, or have whoever sets %s "
+                      "call __threadfence() after seeing %s and before setting it.",
+                      r.c_str(), f.c_str(), r.c_str(), f.c_str(), r.c_str());
+    }
+    if (read_flag)
+        return " This thread read a flag first (the second note says where), but the flag does not order the "
+               "data: the writing warp must write the data, then call __threadfence() (__threadfence_block() "
+               "within a block), and only then set the flag with a volatile or atomic store.";
+    return "";
+}
+
 [[noreturn]] __attribute__((noinline, cold)) void report(Worker& w, const Access& prev, const Access& cur, uintptr_t addr, bool shared) {
     const Launch& l = *w.launch;
     const Block& b = *w.blk;
@@ -306,11 +351,11 @@ std::string verb(const Access& x, bool past, const std::string& what = "it") {
     linear_to_coords(thread_of(prev), l.block, other);
     linear_to_coords(prev.block, l.grid, other_block);
     std::string where = element_name(b, addr, shared);
-    // A read of data another warp wrote, after this thread read a flag (volatile): a hand-over
-    // whose flag does not order the data (set without a fence, or before the data was written).
+    // A read of data another warp wrote: perhaps a flag hand-over gone wrong (handover_advice).
     const ThreadChecks& c = *w.current->chk;
-    bool after_flag = c.flag_addr && (c.flag_addr & ~uintptr_t(3)) != (addr & ~uintptr_t(3)) && (prev.who & kWrite) &&
-                      !(cur.who & kWrite) && (prev.block != cur.block || thread_of(prev) / kWarpSize != thread_of(cur) / kWarpSize);
+    bool other_warp = prev.block != cur.block || thread_of(prev) / kWarpSize != thread_of(cur) / kWarpSize;
+    std::string advice = other_warp && !(cur.who & kWrite) ? handover_advice(b, prev, c, addr & ~uintptr_t(3)) : "";
+    bool after_flag = !advice.empty() && c.flag_addr && (c.flag_addr & ~uintptr_t(3)) != (addr & ~uintptr_t(3));
     Diagnostic d;
     d.cls = "race";
     if (prev.block != cur.block) {
@@ -319,9 +364,9 @@ std::string verb(const Access& x, bool past, const std::string& what = "it") {
                            "order: use atomics, split the work into two kernel launches, or hand the data over "
                            "with a flag (the writer writes the data, calls __threadfence(), then sets the flag "
                            "with an atomic or volatile store; the reader waits until an atomic or volatile load "
-                           "sees the flag, then reads the data).",
+                           "sees the flag, then reads the data).%s",
                            where.c_str(), coords(me).c_str(), verb(cur, false).c_str(), coords(other).c_str(),
-                           coords(other_block).c_str(), verb(prev, true).c_str());
+                           coords(other_block).c_str(), verb(prev, true).c_str(), advice.c_str());
     } else {
         bool same_warp = thread_of(prev) / kWarpSize == thread_of(cur) / kWarpSize;
         bool volatiles = prev.who & cur.who & kVolatile;
@@ -331,19 +376,16 @@ std::string verb(const Access& x, bool past, const std::string& what = "it") {
                            verb(cur, false).c_str(), coords(other).c_str(), verb(prev, true).c_str(),
                            same_warp    ? "no __syncthreads() (or __syncwarp(): both are lanes of one warp) between "
                                           "the two accesses"
-                           : after_flag ? "nothing ordering the two accesses"
-                                        : "no __syncthreads() between the two accesses",
+                           : !advice.empty() ? "nothing ordering the two accesses"
+                                             : "no __syncthreads() between the two accesses",
                            volatiles ? " volatile makes each access go to memory but orders nothing between "
                                        "lanes, which do not run in lockstep since Volta: the old warp-synchronous "
                                        "idiom needs a __syncwarp() between its steps (or __shfl_down_sync)."
                            : same_warp ? " Lanes of one warp do not run in lockstep (since Volta): synchronise "
                                          "them explicitly."
-                           : after_flag ? " This thread read a flag first (the second note says where), but "
-                                          "the flag does not order the data: the writing warp must write the "
-                                          "data, then call __threadfence() (__threadfence_block() within a "
-                                          "block), and only then set the flag with a volatile or atomic store."
-                                        : " Put a __syncthreads() between the write and the accesses that "
-                                          "depend on it.");
+                           : !advice.empty() ? advice.c_str()
+                                             : " Put a __syncthreads() between the write and the accesses that "
+                                               "depend on it.");
     }
     d.pc = l.module_base + cur.pc;
     set_location(d, b, w.current);

@@ -400,6 +400,13 @@ void test_warp_handoff() {
     expect_diag("waiting for the wrong flag is a race", r, "race", "data race on");
     expect(r.has("released the data through flags[0], but the flag this thread waited for, flags[1]"),
            "the report names both flags", r.json);
+    r = run_bug("flag_read_once", 1, 64, [](Worker& w) {
+        return std::vector<std::string>{arg(w.alloc<float>(32, "data", 0)), arg(w.alloc<int>(1, "flag", 0)),
+                                        arg(w.alloc<float>(32, "out", 0))};
+    });
+    expect_diag("reading the flag once, not waiting for it, is a race", r, "race", "data race on");
+    expect(r.has("read a flag (the second note) before any other thread had set it, and went on"),
+           "the report says the flag was read before it was set", r.json);
 }
 
 // The same hand-over through another block (warp 0 of block 0 to block 1 to warp 1 of block 0):

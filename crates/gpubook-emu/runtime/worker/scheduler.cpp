@@ -192,6 +192,7 @@ void start_checked(Thread& t) {
     c.spin_next = 0;
     c.spin_pc = c.spin_addr = 0;
     c.flag_pc = c.flag_addr = 0;
+    c.flag_set = false;
 }
 
 void thread_exit(Worker& w, Block& b, Thread& t) {

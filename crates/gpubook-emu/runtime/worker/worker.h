@@ -127,6 +127,7 @@ struct ThreadChecks {
     // Its last volatile read of device or shared memory (pc, address): a flag it waited for,
     // which a race report on data it reads afterwards names (races.cpp).
     uintptr_t flag_pc = 0, flag_addr = 0;
+    bool flag_set = false; // another thread had written the flag when it read it
 };
 
 // One CUDA thread. What the device header reads (its view) and its state live in arrays of the

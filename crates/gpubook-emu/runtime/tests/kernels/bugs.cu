@@ -248,6 +248,26 @@ extern "C" __global__ void wrong_flag_handoff(float* data, int* flags, float* ou
     }
 }
 
+// Warp 1 reads the flag once, before warp 0 (which pauses first) sets it, pauses, and reads the
+// data without waiting for the flag to be set.
+extern "C" __global__ void flag_read_once(float* data, int* flag, float* out) {
+    unsigned lane = threadIdx.x % 32;
+    volatile int* f = flag;
+    if (threadIdx.x < 32) {
+        __nanosleep(1000);
+        data[lane] = float(lane);
+        __syncwarp();
+        if (lane == 0) {
+            __threadfence();
+            *f = 1;
+        }
+    } else {
+        int seen = *f;
+        __nanosleep(1000);
+        out[lane] = data[lane] + float(seen);
+    }
+}
+
 // A warp's last reduction steps through volatile shared memory: without __syncwarp() between
 // the steps (the pre-Volta idiom) lanes race; with it, they do not.
 extern "C" __global__ void volatile_warp_tail(const float* in, float* out, int with_syncwarp) {
@@ -293,4 +313,5 @@ GPUBOOK_EXPORT_KERNEL(warp_handoff_global)
 GPUBOOK_EXPORT_KERNEL(relay_handoff)
 GPUBOOK_EXPORT_KERNEL(relay_handoff_shared)
 GPUBOOK_EXPORT_KERNEL(wrong_flag_handoff)
+GPUBOOK_EXPORT_KERNEL(flag_read_once)
 GPUBOOK_EXPORT_KERNEL(volatile_warp_tail)

@@ -270,15 +270,21 @@ template <class T> inline void volatile_read(void* p, void* ra) {
         return bits;
     };
     uintptr_t a = reinterpret_cast<uintptr_t>(p);
-    if (g_arena.contains(a) || w->blk->shared.contains(a)) {
-        w->current->chk->flag_pc = pc;
-        w->current->chk->flag_addr = a;
-    }
-    if (!spin_point(*w, pc, a, value())) return;
+    bool device = g_arena.contains(a) || w->blk->shared.contains(a);
+    // The flag the thread waits for, as its load will find it (races.cpp's reports name it).
+    auto note_flag = [&] {
+        if (!device) return;
+        ThreadChecks& c = *w->current->chk;
+        c.flag_pc = pc;
+        c.flag_addr = a;
+        c.flag_set = races_set_by_another(*w, a);
+    };
+    if (!spin_point(*w, pc, a, value())) return note_flag();
     // The hook runs before the load, so after a wait the load reads what others wrote meanwhile:
     // note the new value (a change is progress), and acquire what was released with it.
     spin_point(*w, pc, a, value(), false);
-    if (g_arena.contains(a) || w->blk->shared.contains(a)) races_acquire(*w, a);
+    if (device) races_acquire(*w, a);
+    note_flag();
 }
 
 } // namespace

@@ -319,7 +319,8 @@ uintptr_t released_through(const Block& b, const Access& prev) {
 }
 
 // What a race between a write and a later read tells about a flag hand-over, or "": the reader
-// read no flag, or the wrong one, or a flag that does not order the data.
+// read no flag, read it before anyone set it, read the wrong one, or a flag that does not order
+// the data.
 std::string handover_advice(const Block& b, const Access& prev, const ThreadChecks& c, uintptr_t data_word) {
     if (!(prev.who & kWrite)) return "";
     uintptr_t released = released_through(b, prev);
@@ -329,6 +330,9 @@ std::string handover_advice(const Block& b, const Access& prev, const ThreadChec
         return format(" The writer released the data through a flag, %s, but this thread read the data before "
                       "waiting for it: wait until a volatile or atomic load sees the flag, then read the data.",
                       name(released).c_str());
+    if (read_flag && !c.flag_set)
+        return " This thread read a flag (the second note) before any other thread had set it, and went on: "
+               "read the flag in a loop until it shows the value the writer sets, and only then read the data.";
     if (released && (c.flag_addr & ~uintptr_t(3)) != released) {
         std::string r = name(released), f = name(c.flag_addr);
         return format(" The writer released the data through %s, but the flag this thread waited for, %s (the "
@@ -690,6 +694,26 @@ __attribute__((always_inline)) inline void check_shared_word(Worker& w, SharedWo
 }
 
 } // namespace
+
+bool races_set_by_another(const Worker& w, uintptr_t addr) {
+    const Block& b = *w.blk;
+    unsigned me = w.current->linear;
+    uintptr_t word = addr & ~uintptr_t(3);
+    if (g_arena.contains(word)) {
+        size_t i = (word - g_arena.base()) / 4;
+        if (!g_global || i >= g_global_words) return true; // unknown
+        const GlobalAccess& e = g_global[i].write;
+        if (!this_launch(e) || !(e.meta & kGThreadMask)) return false;
+        return segment(e).block != uint32_t(b.linear) || thread_of(e) != me;
+    }
+    auto* table = static_cast<const SharedWord*>(b.shared_shadow);
+    size_t i = (word - b.shared.base()) / 4;
+    if (!table || !b.shared.contains(word) || i >= kSharedShadowWords) return true;
+    const SharedWord& s = table[i];
+    // A write before the block's last barrier (the flag's first value) is not a setting.
+    if (s.interval != b.shared_interval || !(s.write.who & kThreadMask)) return false;
+    return unsigned(s.write.who & kThreadMask) - 1 != me;
+}
 
 void race_check_shared(Worker& w, uintptr_t addr, size_t n, unsigned f, uintptr_t pc) {
     Block& b = *w.blk;

@@ -52,6 +52,10 @@ void races_fence_block(Worker& w);
 // The running thread reads the global word at `addr` with a synchronising access (again): its
 // block acquires what was released there.
 void races_acquire(Worker& w, uintptr_t addr);
+// Whether a thread other than the running one has written the word at `addr` in this launch
+// (for shared memory: since the block's last barrier): a flag it reads has been set. True when
+// the shadow cannot tell.
+bool races_set_by_another(const Worker& w, uintptr_t addr);
 // What this launch could not check for races, or "": global memory's shadow needs address
 // space as large as 6x what the buffers reach, which `ulimit -v` or strict overcommit may refuse.
 std::string races_unchecked();

@@ -171,12 +171,14 @@ void acquire_clock(Block& b, Thread& t, const Clock& c) {
     }
 }
 
+// Whether a release of a warp's epochs below `upto` (0: none) covers its warp epoch `epoch`
+// (16-bit epochs that wrap).
+inline bool covers(uint16_t upto, uint16_t epoch) { return upto && uint16_t(upto - 1 - epoch) < 0x8000; }
+
 // Whether warp `cur`'s access now comes after warp `prev`'s access in warp epoch `epoch`,
 // through a flag `cur` acquired from `prev`.
 inline bool ordered_in_block(const Block& b, unsigned prev, unsigned cur, uint16_t epoch) {
-    if (b.warp_acquired.empty()) return false;
-    uint16_t a = b.warp_acquired[cur * kWarpSize + prev];
-    return a && uint16_t(a - 1 - epoch) < 0x8000;
+    return !b.warp_acquired.empty() && covers(b.warp_acquired[cur * kWarpSize + prev], epoch);
 }
 
 unsigned thread_of(const Access& a) { return unsigned(a.who & kThreadMask) - 1; }
@@ -308,8 +310,7 @@ uintptr_t released_through(const Block& b, const Access& prev) {
     };
     if (prev.block == uint32_t(b.linear)) {
         for (const auto& [word, r] : g_local_sync)
-            if (r.block == prev.block && r.warp == thread_of(prev) / kWarpSize &&
-                uint16_t(r.upto - 1 - prev.warp_epoch) < 0x8000)
+            if (r.block == prev.block && r.warp == thread_of(prev) / kWarpSize && covers(r.upto, prev.warp_epoch))
                 take(word);
     } else if (prev.clock) {
         for (const auto& [word, c] : g_sync)
@@ -321,11 +322,11 @@ uintptr_t released_through(const Block& b, const Access& prev) {
 // What a race between a write and a later read tells about a flag hand-over, or "": the reader
 // read no flag, read it before anyone set it, read the wrong one, or a flag that does not order
 // the data.
-std::string handover_advice(const Block& b, const Access& prev, const ThreadChecks& c, uintptr_t data_word) {
+// `read_flag`: the reader's last volatile read (c.flag_addr) was of another word than the data.
+std::string handover_advice(const Block& b, const Access& prev, const ThreadChecks& c, bool read_flag) {
     if (!(prev.who & kWrite)) return "";
     uintptr_t released = released_through(b, prev);
     auto name = [&b](uintptr_t word) { return element_name(b, word, b.shared.contains(word)); };
-    bool read_flag = c.flag_addr && (c.flag_addr & ~uintptr_t(3)) != data_word;
     if (released && !read_flag)
         return format(" The writer released the data through a flag, %s, but this thread read the data before "
                       "waiting for it: wait until a volatile or atomic load sees the flag, then read the data.",
@@ -358,8 +359,9 @@ std::string handover_advice(const Block& b, const Access& prev, const ThreadChec
     // A read of data another warp wrote: perhaps a flag hand-over gone wrong (handover_advice).
     const ThreadChecks& c = *w.current->chk;
     bool other_warp = prev.block != cur.block || thread_of(prev) / kWarpSize != thread_of(cur) / kWarpSize;
-    std::string advice = other_warp && !(cur.who & kWrite) ? handover_advice(b, prev, c, addr & ~uintptr_t(3)) : "";
-    bool after_flag = !advice.empty() && c.flag_addr && (c.flag_addr & ~uintptr_t(3)) != (addr & ~uintptr_t(3));
+    bool read_flag = c.flag_addr && (c.flag_addr & ~uintptr_t(3)) != (addr & ~uintptr_t(3));
+    std::string advice = other_warp && !(cur.who & kWrite) ? handover_advice(b, prev, c, read_flag) : "";
+    bool after_flag = !advice.empty() && read_flag; // the advice refers to the flag's note
     Diagnostic d;
     d.cls = "race";
     if (prev.block != cur.block) {

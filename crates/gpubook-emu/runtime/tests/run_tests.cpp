@@ -438,6 +438,25 @@ void test_relay_handoff() {
     }
 }
 
+// The race check keeps one entry a word while one thread owns it: a second thread's access must
+// still be checked against what the first did (bugs.cu, one_owner_then_another).
+void test_one_owner_then_another() {
+    static const char* what[] = {"a write, then the same thread's read after a barrier, races with another block's read",
+                                 "a thread's read of one half of a word races with another block's write of it, after "
+                                 "the thread wrote the other half",
+                                 "a thread's read of bytes it had not written races with another block's write of them",
+                                 "one thread's reads and writes of a word across barriers do not race"};
+    for (int variant = 0; variant < 4; variant++) {
+        auto args = [variant](Worker& w) {
+            return std::vector<std::string>{arg(w.alloc<unsigned>(1, "w", 0)), arg(w.alloc<unsigned>(2, "out", 0)),
+                                            arg(variant)};
+        };
+        Reply r = run_bug("one_owner_then_another", 2, 32, args);
+        if (variant == 3) expect(r.ok(), what[variant], r.json);
+        else expect_diag(what[variant], r, "race", "on w[0]");
+    }
+}
+
 // Volatile accesses are communication between warps, but between lanes of one warp with no
 // __syncwarp() between them they race.
 void test_volatile_lanes() {
@@ -535,6 +554,7 @@ int main(int argc, char** argv) {
     test_warp_handoff();
     test_relay_handoff();
     test_volatile_lanes();
+    test_one_owner_then_another();
     if (argc > 3) benchmarks(argc > 4 ? argv[4] : "");
     std::printf("%s: %d failed\n", g_failed ? "FAILED" : "ok", g_failed);
     return g_failed ? 1 : 0;

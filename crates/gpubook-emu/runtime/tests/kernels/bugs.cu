@@ -248,6 +248,43 @@ extern "C" __global__ void wrong_flag_handoff(float* data, int* flags, float* ou
     }
 }
 
+// A word one thread touched, then another block's thread (no ordering between them): what the
+// race check's compact shadow (one entry a word while one thread owns it) must keep.
+//   0: thread 0 of block 0 writes w[0], __syncthreads(), reads it back; block 1 reads it: a race
+//      with the write (the later read of another segment must not replace it).
+//   1: thread 0 of block 0 reads h[0] and writes h[1] (16-bit halves of one word); block 1
+//      writes h[0]: a race with the read (the write of other bytes must not replace it).
+//   2: thread 0 of block 0 writes byte 0 of the word, then reads all four; block 1 writes byte
+//      1: a race with the read (bytes it read that it had not written).
+//   3: thread 0 of block 0 reads, then writes, then reads w[0] across barriers; block 1 does
+//      nothing with it: no race (one thread's accesses never race).
+extern "C" __global__ void one_owner_then_another(unsigned* w, unsigned* out, int variant) {
+    unsigned short* h = reinterpret_cast<unsigned short*>(w);
+    unsigned char* c = reinterpret_cast<unsigned char*>(w);
+    bool owner = blockIdx.x == 0 && threadIdx.x == 0, other = blockIdx.x == 1 && threadIdx.x == 0;
+    if (variant == 0) {
+        if (owner) w[0] = 7;
+        __syncthreads();
+        if (owner) out[0] = w[0];
+        if (other) out[1] = w[0];
+    } else if (variant == 1) {
+        if (owner) h[1] = h[0];
+        if (other) h[0] = 5;
+    } else if (variant == 2) {
+        if (owner) {
+            c[0] = 1;
+            out[0] = w[0];
+        }
+        if (other) c[1] = 2;
+    } else {
+        if (owner) out[0] = w[0];
+        __syncthreads();
+        if (owner) w[0] = out[0] + 1;
+        __syncthreads();
+        if (owner) out[1] = w[0];
+    }
+}
+
 // Warp 1 reads the flag once, before warp 0 (which pauses first) sets it, pauses, and reads the
 // data without waiting for the flag to be set.
 extern "C" __global__ void flag_read_once(float* data, int* flag, float* out) {
@@ -308,6 +345,7 @@ GPUBOOK_EXPORT_KERNEL(shared_struct_copy)
 GPUBOOK_EXPORT_KERNEL(wait_for_next_block)
 GPUBOOK_EXPORT_KERNEL(unsigned_wrap)
 GPUBOOK_EXPORT_KERNEL(short_index)
+GPUBOOK_EXPORT_KERNEL(one_owner_then_another)
 GPUBOOK_EXPORT_KERNEL(warp_handoff_shared)
 GPUBOOK_EXPORT_KERNEL(warp_handoff_global)
 GPUBOOK_EXPORT_KERNEL(relay_handoff)

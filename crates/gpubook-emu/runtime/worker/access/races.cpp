@@ -68,6 +68,16 @@ struct GlobalWord {
     GlobalAccess write, read1, read2;
 };
 static_assert(sizeof(GlobalWord) == 24, "three entries of 8 bytes");
+// Most words of a launch are touched by one thread only (a vector add's every word, the output
+// of nearly any kernel), and for those one entry says all a later access must be checked
+// against: its last write, or its last read when it only read, as GlobalWord's entries would
+// (a thread's later write, of at least the bytes it read, orders everything it did before for
+// whoever is ordered after the write). So each word first has a compact entry, 8 bytes: the
+// word's one thread's last access this launch; a second thread, or a read after a write of an
+// earlier segment, moves the word to its GlobalWord (the entry then keeps this launch's
+// segment and no thread: `expanded`). A 16M-element vector add touches 400 MB of shadow, not
+// 1.2 GB.
+constexpr uint32_t kGBytesMask = 0xfu << kGBytesShift;
 
 // Shared memory is the block's own, so its shadow needs neither a block nor a clock, and the
 // interval (races.h: a block's stretch between two barriers, numbered across all blocks) is the
@@ -90,10 +100,11 @@ void* reserve(size_t bytes) {
     return p == MAP_FAILED ? nullptr : p;
 }
 
-ShadowSpace g_global_space(sizeof(GlobalWord), 4);
-// One GlobalWord per 4 bytes of the arena, up to g_global_words; null for a launch whose
-// buffers reach past what the shadow could cover (races_unchecked says so).
+ShadowSpace g_global_space(sizeof(GlobalWord), 4), g_compact_space(sizeof(GlobalAccess), 4);
+// One GlobalWord and one compact entry per 4 bytes of the arena, up to g_global_words; null for
+// a launch whose buffers reach past what the shadows could cover (races_unchecked says so).
 GlobalWord* g_global = nullptr;
+GlobalAccess* g_compact = nullptr;
 size_t g_global_words = 0;
 bool g_shared_refused = false; // a block of this launch ran without a shared-memory shadow
 size_t g_touched_lo = SIZE_MAX, g_touched_hi = 0; // words of the buffers this launch accessed
@@ -186,6 +197,17 @@ unsigned thread_of(const GlobalAccess& a) { return unsigned(a.meta & kGThreadMas
 
 inline bool this_launch(const GlobalAccess& a) { return a.seg >= g_first_segment; }
 inline const Segment& segment(const GlobalAccess& a) { return g_segments[a.seg - g_first_segment]; }
+// A compact entry of this launch that hands the word over to its GlobalWord.
+inline bool expanded(const GlobalAccess& c) { return !(c.meta & kGThreadMask); }
+
+// Word i's last write this launch, or an entry that reads as none.
+const GlobalAccess& last_write(size_t i) {
+    static const GlobalAccess none{};
+    const GlobalAccess& c = g_compact[i];
+    if (!this_launch(c)) return none;
+    if (expanded(c)) return g_global[i].write;
+    return (c.meta & kGWrite) ? c : none;
+}
 
 // The running warp's segment: a new one when its block passed a barrier, a fence or a release,
 // or the warp a collective, since it last took one (Block::race_state, Warp::epoch).
@@ -485,18 +507,22 @@ namespace {
 // on those pages are an earlier launch's, which read as untouched whatever the advice does).
 void advise_shadow(size_t lo, size_t hi, int advice) {
     size_t ps = size_t(sysconf(_SC_PAGESIZE));
-    uintptr_t from = reinterpret_cast<uintptr_t>(g_global + lo) & ~(ps - 1);
-    uintptr_t to = reinterpret_cast<uintptr_t>(g_global + hi + 1);
-    madvise(reinterpret_cast<void*>(from), to - from, advice);
+    auto advise = [&](const void* first, const void* end) {
+        uintptr_t from = reinterpret_cast<uintptr_t>(first) & ~(ps - 1);
+        madvise(reinterpret_cast<void*>(from), reinterpret_cast<uintptr_t>(end) - from, advice);
+    };
+    advise(g_global + lo, g_global + hi + 1);
+    advise(g_compact + lo, g_compact + hi + 1);
 }
 } // namespace
 
 void races_begin_launch(Launch&) {
     g_shared_refused = false;
     if (g_arena.bytes()) {
-        bool covered = g_global_space.cover(g_arena.reach() + 4);
+        bool covered = g_global_space.cover(g_arena.reach() + 4) && g_compact_space.cover(g_arena.reach() + 4);
         g_global = covered ? static_cast<GlobalWord*>(g_global_space.data()) : nullptr;
-        g_global_words = covered ? g_global_space.covered() / 4 : 0;
+        g_compact = covered ? static_cast<GlobalAccess*>(g_compact_space.data()) : nullptr;
+        g_global_words = covered ? std::min(g_global_space.covered(), g_compact_space.covered()) / 4 : 0;
     }
     // GPUBOOK_EMU_SEGMENT_LIMIT: a lower limit, for the test of the renumbering.
     static const uint32_t limit = [] {
@@ -587,7 +613,8 @@ std::string races_unchecked() {
     std::string what;
     if (g_arena.bytes() && !g_global && g_arena.reach())
         what = format("global-memory races (the worker could not reserve %zu MiB of address space for their shadow)",
-                      g_global_space.shadow_bytes(g_arena.reach() + 4) >> 20);
+                      (g_global_space.shadow_bytes(g_arena.reach() + 4) +
+                       g_compact_space.shadow_bytes(g_arena.reach() + 4)) >> 20);
     if (g_shared_refused)
         what += std::string(what.empty() ? "" : "; ") +
                 format("shared-memory races of some blocks (the worker could not reserve %zu MiB for their shadow)",
@@ -597,7 +624,7 @@ std::string races_unchecked() {
 
 uint32_t races_last_writer(uintptr_t addr) {
     if (!g_global || !g_arena.contains(addr) || (addr - g_arena.base()) / 4 >= g_global_words) return UINT32_MAX;
-    const GlobalAccess& last = g_global[(addr - g_arena.base()) / 4].write;
+    const GlobalAccess& last = last_write((addr - g_arena.base()) / 4);
     return this_launch(last) ? segment(last).block : UINT32_MAX;
 }
 
@@ -615,7 +642,7 @@ bool races_write_writers(const Launch& l, const char* path) {
         who.assign(n, 0);
         for (uint64_t e = 0; e < n; e++) {
             uintptr_t a = buf->addr + e * es;
-            const GlobalAccess& w = g_global[(a - g_arena.base()) / 4].write;
+            const GlobalAccess& w = last_write((a - g_arena.base()) / 4);
             if (this_launch(w) && ((w.meta >> (kGBytesShift + a % 4)) & 1))
                 who[e] = uint64_t(segment(w).block) * l.threads_per_block + thread_of(w) + 1;
         }
@@ -704,7 +731,7 @@ bool races_set_by_another(const Worker& w, uintptr_t addr) {
     if (g_arena.contains(word)) {
         size_t i = (word - g_arena.base()) / 4;
         if (!g_global || i >= g_global_words) return true; // unknown
-        const GlobalAccess& e = g_global[i].write;
+        const GlobalAccess& e = last_write(i);
         if (!this_launch(e) || !(e.meta & kGThreadMask)) return false;
         return segment(e).block != uint32_t(b.linear) || thread_of(e) != me;
     }
@@ -748,6 +775,39 @@ void race_check_shared(Worker& w, uintptr_t addr, size_t n, unsigned f, uintptr_
     }
 }
 
+// Whether compact entry `c`, of this launch, stays compact with `cur` added (and updates it):
+// both of one thread, and one entry still says what a later access must be checked against.
+// As GlobalWord keeps only the last write and a thread's last read, so does `c`; a write drops
+// the thread's earlier accesses when it covers their bytes (whoever is ordered after it is
+// ordered after them); a read after the thread's write keeps the write when they are of one
+// segment and the read's bytes were written.
+__attribute__((always_inline)) inline bool one_thread(GlobalAccess& c, const GlobalAccess& cur, const Block& b,
+                                                      bool write) {
+    uint32_t cm = c.meta, m = cur.meta;
+    if ((cm & kGThreadMask) != (m & kGThreadMask)) return false;
+    if (c.seg != cur.seg && segment(c).block != uint32_t(b.linear)) return false;
+    if (write) {
+        if (!(cm & kGWrite) && (cm & ~m & kGBytesMask)) return false; // it read bytes it does not write
+        c = cur;
+        return true;
+    }
+    if (!(cm & kGWrite)) {
+        c = cur; // its last read, as GlobalWord::read1 keeps one read a thread
+        return true;
+    }
+    return c.seg == cur.seg && !(m & ~cm & kGBytesMask);
+}
+
+// Moves a word from its compact entry `c` to its full shadow `s`.
+__attribute__((noinline)) GlobalWord& expand(GlobalAccess& c, GlobalWord& s) {
+    bool written = c.meta & kGWrite;
+    s.write = written ? c : GlobalAccess{};
+    s.read1 = written ? GlobalAccess{} : c;
+    s.read2 = GlobalAccess{};
+    c.meta = 0; // this launch's segment, no thread: expanded
+    return s;
+}
+
 void race_check_global(Worker& w, uintptr_t addr, size_t n, unsigned f, uintptr_t pc) {
     Block& b = *w.blk;
     Thread& t = *w.current;
@@ -761,8 +821,15 @@ void race_check_global(Worker& w, uintptr_t addr, size_t n, unsigned f, uintptr_
     uint32_t offset = uint32_t(pc - w.launch->module_base);
     uint32_t meta = (t.linear + 1) | (f & (kAccessWrite | kAccessSync)) << 11 | (f & kAccessVolatile) << 12 |
                     site_of(offset) << kGSiteShift;
-    auto word = [&](GlobalWord& s, uint32_t bytes, uintptr_t at) __attribute__((always_inline)) {
+    auto word = [&](size_t i, uint32_t bytes, uintptr_t at) __attribute__((always_inline)) {
         cur.meta = meta | bytes << kGBytesShift;
+        GlobalAccess& c = g_compact[i];
+        if (!this_launch(c)) {
+            c = cur; // the word's first access this launch
+            return;
+        }
+        if (!expanded(c) && one_thread(c, cur, b, write)) return;
+        GlobalWord& s = expanded(c) ? g_global[i] : expand(c, g_global[i]);
         auto fail = [&](const GlobalAccess& prev) {
             report(w, full(prev, g_site_pcs[prev.meta >> kGSiteShift]), full(cur, offset), at, false);
         };
@@ -782,11 +849,11 @@ void race_check_global(Worker& w, uintptr_t addr, size_t n, unsigned f, uintptr_
         }
     };
     // Most accesses stay inside one word (n <= 4): its bytes without a loop.
-    if (__builtin_expect(first == last, 1)) return word(g_global[first], ((1u << n) - 1) << (off & 3), addr);
+    if (__builtin_expect(first == last, 1)) return word(first, ((1u << n) - 1) << (off & 3), addr);
     for (size_t i = first; i <= last; i++) {
         uintptr_t at = addr;
         uint32_t bytes = bytes_of(base + i * 4, addr, n, at);
-        word(g_global[i], bytes, at);
+        word(i, bytes, at);
     }
 }
 

@@ -239,7 +239,7 @@ void test_segment_renumbering() {
 }
 
 // Under `ulimit -v` (here 1.5 GiB above the 64 GiB arena, the Rust host's size) the whole
-// arena's shadows, 384 GiB for races and 2 GiB for never-written words, are refused: they then
+// arena's shadows, 512 GiB for races and 2 GiB for never-written words, are refused: they then
 // cover only as far as the buffers reach, so races and never-written reads are still found. When buffers reach further than even that can cover, the launch says which
 // checks it could not make (before, both went unchecked without a word).
 void test_refused_shadow() {

@@ -2,7 +2,7 @@
 //
 // The whole arena's shadow is one reservation where the machine allows it (pages are only backed
 // once touched). Under `ulimit -v`, strict overcommit (vm.overcommit_memory=2) or valgrind, a
-// reservation that size is refused (the race map is 6 bytes a byte: 384 GiB for a 64 GiB
+// reservation that size is refused (the race maps are 8 bytes a byte: 512 GiB for a 64 GiB
 // arena); then the shadow covers only as far as buffers reach, and grows (mremap keeps what it
 // holds) when they reach further. Before, a refused reservation turned the check off silently.
 #pragma once

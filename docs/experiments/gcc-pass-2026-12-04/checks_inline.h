@@ -49,7 +49,16 @@ GPUBOOK_NO_PASS void gpubook_slow(const char* what, uintptr_t a);
 GPUBOOK_NO_PASS void gpubook_slow_race(uintptr_t a, unsigned long n, unsigned flags);
 GPUBOOK_NO_PASS void gpubook_yield();
 
-static inline __attribute__((always_inline, used)) GPUBOOK_NO_PASS void
+// -DOUT_OF_LINE: the checks a direct call away (a function of the module, no PLT), as a pass
+// placed after ThreadSanitizer's would call them; NO_SAVE also has the callee save what it uses.
+#if defined(OUT_OF_LINE) && defined(NO_SAVE)
+#define GPUBOOK_CHK_ATTRS __attribute__((noinline, used, no_caller_saved_registers, target("general-regs-only")))
+#elif defined(OUT_OF_LINE)
+#define GPUBOOK_CHK_ATTRS __attribute__((noinline, used))
+#else
+#define GPUBOOK_CHK_ATTRS inline __attribute__((always_inline, used))
+#endif
+static GPUBOOK_CHK_ATTRS GPUBOOK_NO_PASS void
 __gpubook_chk(void* p, unsigned long n, unsigned flags, unsigned site) {
     gpubook_checks& c = g_chk;
     uintptr_t a = uintptr_t(p);

@@ -15,9 +15,10 @@ g++ -shared -fPIC -fno-rtti -O2 -I"$inc" "$here/pass.cpp" -o "$out/pass.so"
 g++ $flags -c "$here/kernel.cpp" -o "$out/native.o"
 g++ $flags -c "$here/main.cpp" -o "$out/main.o"
 echo "$(g++ --version | head -1); $(uname -m); $(nproc) cores"
-# VARIANTS: "all" (every check), and -D flags that leave one part out.
+# VARIANTS: "all" (every check), and -D flags (joined by +) that leave one part out or move the
+# checks out of line (OUT_OF_LINE, OUT_OF_LINE+NO_SAVE).
 for v in ${VARIANTS:-all}; do
-  d=""; [ "$v" = all ] || d="-D$v"
+  d=""; [ "$v" = all ] || d="-D${v//+/ -D}"
   g++ $flags -DCHECKED $d -fplugin="$out/pass.so" -c "$here/kernel.cpp" -o "$out/checked.o"
   g++ "$out/native.o" "$out/checked.o" "$out/main.o" -o "$out/bench"
   for r in $(seq "${3:-3}"); do printf '%-9s ' "$v"; "$out/bench" "${1:-16777216}" "${2:-5}"; done

@@ -13,6 +13,7 @@
 
 dim3 threadIdx, blockIdx, blockDim, gridDim;
 gpubook_checks g_chk;
+uintptr_t gpubook_arena_lo, gpubook_arena_bytes;
 
 void launch_native(unsigned, unsigned, const float*, const float*, float*, int);
 void launch_checked(unsigned, unsigned, const float*, const float*, float*, int);
@@ -107,6 +108,8 @@ int main(int argc, char** argv) {
     gpubook_checks& c = g_chk;
     c.arena = uintptr_t(arena);
     c.arena_bytes = 3 * (bytes + gap);
+    gpubook_arena_lo = c.arena;
+    gpubook_arena_bytes = c.arena_bytes;
     size_t words = c.arena_bytes / 4;
     c.unwritten = static_cast<uint64_t*>(reserve((words + 63) / 64 * 8));
     for (size_t w = size_t(out - a); w < words; w++) c.unwritten[w / 64] |= uint64_t(1) << (w % 64);

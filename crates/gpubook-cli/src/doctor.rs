@@ -42,6 +42,13 @@ pub fn run() -> anyhow::Result<ExitCode> {
                     ""
                 );
             }
+            match &c.check_pass {
+                Ok(p) => println!("{:<16} ok: {} (check mode's compiler pass)", "check pass", p.display()),
+                Err(why) => println!(
+                    "{:<16} not used: {why}; check mode calls ThreadSanitizer's hooks for every access instead                      (same reports, slower)",
+                    "check pass"
+                ),
+            }
         }
         Err(e) => println!("{:<16} not usable (the emulator compiles kernels with it): {e}", "C++ compiler"),
     }

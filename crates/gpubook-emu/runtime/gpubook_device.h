@@ -19,6 +19,9 @@
 #define GPUBOOK_EMULATOR 1
 
 #include "device/abi.h"
+#if defined(GPUBOOK_CHECK_PASS)
+#include "device/check_inline.h"
+#endif
 // Placement new (`new (buffer) T(...)`), which device code may use without an include; <new>
 // is small and has no STL behind it.
 #include <new>

@@ -11,6 +11,7 @@ use std::sync::{Mutex, OnceLock};
 
 use sha2::{Digest, Sha256};
 
+use crate::check_pass;
 use crate::config::{EmuConfig, Mode};
 use crate::error::{EmuError, io_context};
 use crate::source::Rewritten;
@@ -92,6 +93,8 @@ pub(crate) struct Toolchain {
     pub clang: bool,
     /// Takes `-ftrivial-auto-var-init=pattern` (g++ 12 and later, clang 8 and later).
     pub pattern_init: bool,
+    /// Its GCC plugin headers (check_pass.rs), or why it has none.
+    pub plugin_headers: Result<PathBuf, String>,
 }
 
 /// The emulator's C++ sources written out, and the worker built from them.
@@ -100,6 +103,8 @@ pub(crate) struct Runtime {
     /// `<cache>/emu-runtime-<hash>/`: holds gpubook_device.h and friends.
     pub dir: PathBuf,
     pub worker: PathBuf,
+    /// Check mode's compiler pass, built in `dir` (check_pass.rs), or why there is none.
+    pub pass: Result<PathBuf, String>,
 }
 
 /// The C++ compiler the emulator builds with, as `probe_compiler` found it.
@@ -113,6 +118,8 @@ pub struct Compiler {
     /// Check mode fills locals that have no initialiser with bytes 0xFE
     /// (`-ftrivial-auto-var-init=pattern`: g++ 12 and later, clang 8 and later).
     pub pattern_init: bool,
+    /// Check mode's compiler pass (a GCC plugin built with it), or why check mode does without.
+    pub check_pass: Result<PathBuf, String>,
 }
 
 /// The optimisation flags a fast-mode module is compiled with, for a native program that should
@@ -128,7 +135,8 @@ pub fn fast_mode_flags() -> Vec<&'static str> {
 pub fn probe_compiler(config: &EmuConfig) -> Result<Compiler, EmuError> {
     let tc = toolchain(config)?;
     let rt = runtime(config, &tc)?;
-    Ok(Compiler { cxx: tc.cxx, version: tc.version, worker: rt.worker, pattern_init: tc.pattern_init })
+    let check_pass = if config.compiler_pass { rt.pass } else { Err("off (GPUBOOK_EMU_COMPILER_PASS=0)".into()) };
+    Ok(Compiler { cxx: tc.cxx, version: tc.version, worker: rt.worker, pattern_init: tc.pattern_init, check_pass })
 }
 
 /// Finds the compiler once per process per configured path.
@@ -152,7 +160,8 @@ fn find_toolchain(configured: Option<&Path>) -> Result<Toolchain, String> {
                 let version = text.lines().next().unwrap_or("").trim().to_string();
                 let clang = text.contains("clang");
                 let pattern_init = accepts(&cxx, uninitialized::PATTERN_INIT);
-                return Ok(Toolchain { cxx, version, clang, pattern_init });
+                let plugin_headers = check_pass::plugin_headers(&cxx, clang);
+                return Ok(Toolchain { cxx, version, clang, pattern_init, plugin_headers });
             }
             Ok(out) => tried.push(format!("`{} --version` exited with {}", cxx.display(), out.status)),
             Err(e) => tried.push(format!("`{}`: {e}", cxx.display())),
@@ -213,7 +222,8 @@ pub(crate) fn runtime(config: &EmuConfig, tc: &Toolchain) -> Result<Runtime, Emu
     if !worker.is_file() {
         build_worker(tc, &dir, &worker)?;
     }
-    let rt = Runtime { dir: dir.clone(), worker };
+    let pass = tc.plugin_headers.clone().and_then(|headers| check_pass::build(&tc.cxx, &headers, &dir));
+    let rt = Runtime { dir: dir.clone(), worker, pass };
     built.insert(dir, rt.clone());
     Ok(rt)
 }
@@ -314,6 +324,9 @@ pub(crate) fn compile_module(
     flags.extend(mode_flags.iter().chain(LOOP_FLAGS).map(|s| s.to_string()));
     if mode == Mode::Check {
         flags.extend(uninitialized::flags(tc.clang, tc.pattern_init).iter().map(|s| s.to_string()));
+        if let (true, Ok(plugin)) = (config.compiler_pass, &rt.pass) {
+            flags.extend(check_pass::flags(plugin));
+        }
     }
     // Quoted includes of the learner's file resolve from its own folder first, as with NVRTC.
     // unsupported/ holds stand-ins for CUDA headers the emulator lacks, which say so.
@@ -548,7 +561,7 @@ mod tests {
     use super::*;
 
     fn rt() -> Runtime {
-        Runtime { dir: "/cache/emu-runtime-abc".into(), worker: "/cache/w".into() }
+        Runtime { dir: "/cache/emu-runtime-abc".into(), worker: "/cache/w".into(), pass: Err("none".into()) }
     }
 
     #[test]

@@ -68,6 +68,11 @@ pub struct EmuConfig {
     /// Check-mode launches also say who wrote each element of the buffers they stored to
     /// (`AccessCounts::buffers[..].writers`); off by default, so graders pay nothing.
     pub writers: bool,
+    /// Check mode compiles kernels with its compiler pass where the compiler has one
+    /// (check_pass.rs: the checks inlined into the kernel, a block run as a loop). Default on;
+    /// `GPUBOOK_EMU_COMPILER_PASS=0` turns it off: ThreadSanitizer's hooks then see every
+    /// access, as without the plugin headers.
+    pub compiler_pass: bool,
     /// For `gpubook emu-bench` only: check mode's engine without its checks (every load and
     /// store hook returns at once; no bounds, races, never-written reads or counts), to measure
     /// what the fibers, barriers and hook calls cost by themselves. Never set by a grader.
@@ -112,6 +117,11 @@ impl EmuConfig {
                 _ => warn("GPUBOOK_EMU_SMS", &format!("`{v}` is not a number of SMs between 1 and 1024")),
             })
             .unwrap_or(DEFAULT_SMS);
+        let compiler_pass = var("GPUBOOK_EMU_COMPILER_PASS").is_none_or(|v| match v.trim() {
+            "0" | "off" | "false" => false,
+            "1" | "on" | "true" => true,
+            _ => warn("GPUBOOK_EMU_COMPILER_PASS", &format!("`{v}` is not 0 or 1")).unwrap_or(true),
+        });
         EmuConfig {
             mode,
             watchdog,
@@ -121,6 +131,7 @@ impl EmuConfig {
             arena_bytes: DEFAULT_ARENA_BYTES,
             sms,
             writers: false,
+            compiler_pass,
             bench_engine_only: false,
         }
     }

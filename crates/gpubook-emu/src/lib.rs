@@ -19,6 +19,7 @@
 //! (the process kernels run in), `symbolize` (pc → file:line), `device` (the API above).
 
 mod arena;
+mod check_pass;
 mod compile;
 mod config;
 mod counts;

@@ -24,8 +24,9 @@ struct gpubook_coords {
     gpubook_dim3 grid_dim;
 };
 
-// Fast mode runs a block's threads as a plain loop inside the kernel module
-// (`__gpubook_kloop_NAME`, kernel_export.h): no fiber, no call into the worker per thread. The
+// Fast mode (and check mode with its compiler pass) runs a block's threads as a plain loop inside
+// the kernel module (`__gpubook_kloop_NAME`, kernel_export.h): no fiber, no call into the worker
+// per thread. The
 // loop runs threads next, next + 1, ... while < end, keeping gpubook_current_coords.thread_idx
 // (the worker has set the block's part). A thread that calls into the worker for something that
 // needs the scheduler (a barrier, a warp function) ends the loop: the worker finds it from its

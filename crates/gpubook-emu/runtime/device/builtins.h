@@ -24,11 +24,13 @@ namespace device {
 // The block's coordinates come from an uninstrumented `const` call (abi.h, gpubook_rt_coord): the
 // compiler asks once a thread, and in fast mode's block loop once a loop.
 #define GPUBOOK_COORDS(first) gpubook_rt_coord(first), gpubook_rt_coord(first + 1), gpubook_rt_coord(first + 2)
-#if defined(GPUBOOK_CHECK)
-// Check mode: threadIdx the same way (an inline read would cost a memory-check hook a field).
+#if defined(GPUBOOK_CHECK) && !defined(GPUBOOK_CHECK_PASS)
+// Check mode on ThreadSanitizer's hooks alone: threadIdx the same way (an inline read would cost
+// a memory-check hook a field).
 static __forceinline__ uint3 thread_idx() { return uint3{GPUBOOK_COORDS(GPUBOOK_THREAD_IDX)}; }
 #else
-// Fast mode: threadIdx is a thread-local copy (abi.h, gpubook_coords), which a block loop keeps
+// Fast mode, and check mode with its compiler pass (which checks only accesses through a
+// pointer): threadIdx is a thread-local copy (abi.h, gpubook_coords), which a block loop keeps
 // up to date and the compiler reads back from what the loop just stored.
 static __forceinline__ uint3 thread_idx() {
     const gpubook_dim3 d = gpubook_current_coords.thread_idx;

@@ -21,35 +21,69 @@ static __forceinline__ void call_kernel(void (*kernel)(P...), void** args) {
     call_kernel(kernel, args, typename make_index_list<sizeof...(P)>::type());
 }
 
-// Fast mode's block loop (abi.h, gpubook_block_loop): the parameters are unpacked once a block
-// and the kernel, inlined into the loop (flatten), runs once per thread.
+#if defined(GPUBOOK_CHECK_PASS)
+// The block loop's own code gets no checks from the pass (it reads the argument array and the
+// loop's bounds, never device memory); the kernel inlined into it keeps its own.
+#define GPUBOOK_NO_CHECKS __attribute__((no_instrument_function))
+// flatten, which the pass takes back from a kernel that would bring too many checks along.
+#define GPUBOOK_LOOP_INLINING __attribute__((flatten, noinline))
+// Check mode: the thread's counts start at zero, and the worker does the rest of its
+// bookkeeping at its first call for it (check_state.h, gpubook_thread_hot::started).
+static __forceinline__ GPUBOOK_NO_CHECKS void start_thread(unsigned i) {
+    gpubook_check_state& s = gpubook_check_tls;
+    s.thread = i;
+    *s.loop_hot = gpubook_thread_hot();
+}
+// Its counts into the block's extremes, unless it left the loop (a barrier: it ends on a fiber).
+static __forceinline__ GPUBOOK_NO_CHECKS void end_thread() {
+    gpubook_check_state& s = gpubook_check_tls;
+    const gpubook_thread_hot& h = *s.loop_hot;
+    if (s.hot != s.loop_hot) return;
+    const uint64_t* l = s.loop_last;
+    if ((h.global_loads ^ l[0]) | (h.global_stores ^ l[1]) | (h.shared_loads ^ l[2]) | (h.shared_stores ^ l[3]) |
+        (h.atomics ^ l[4]) | (h.barriers ^ l[5]))
+        gpubook_rt_loop_fold();
+}
+#else
+#define GPUBOOK_NO_CHECKS
+#define GPUBOOK_LOOP_INLINING __attribute__((flatten, noinline))
+static __forceinline__ void start_thread(unsigned) {}
+static __forceinline__ void end_thread() {}
+#endif
+
+// The block loop (abi.h, gpubook_block_loop) of fast mode, and of check mode with the compiler
+// pass: the parameters are unpacked once a block and the kernel, inlined into the loop
+// (flatten), runs once per thread.
 template <class F, F Kernel> struct block_loop;
 template <class... P, void (*Kernel)(P...)> struct block_loop<void (*)(P...), Kernel> {
     template <unsigned... I>
-    static __forceinline__ void run(void** args, gpubook_block_loop* loop, index_list<I...>) {
+    static __forceinline__ GPUBOOK_NO_CHECKS void run(void** args, gpubook_block_loop* loop, index_list<I...>) {
         threads(loop, *static_cast<P*>(args[I])...);
     }
     // `loop->end` is re-read after every thread: a call into the worker may have ended the loop.
-    // The thread's coordinates count up from the first one's, x fastest, without a division;
-    // the loop stores only what changes (the worker finds the running thread from them).
-    static __attribute__((flatten, noinline)) void threads(gpubook_block_loop* loop, P... p) {
+    // The thread's coordinates count up from the first one's, x fastest, without a division.
+    // They are stored whole before each thread, after its start (a store through a pointer
+    // after them, or a store of one field, would keep the compiler from reading the kernel's
+    // threadIdx back from the stores, and the processor from forwarding them to its loads);
+    // the worker finds the running thread from them.
+    static GPUBOOK_LOOP_INLINING GPUBOOK_NO_CHECKS void threads(gpubook_block_loop* loop, P... p) {
         unsigned i = loop->next;
         if (i >= loop->end) return;
         const unsigned dx = gpubook_rt_coord(GPUBOOK_BLOCK_DIM), dy = gpubook_rt_coord(GPUBOOK_BLOCK_DIM + 1);
-        unsigned x = i % dx, y = i / dx % dy;
-        gpubook_current_coords.thread_idx = gpubook_dim3{x, y, i / dx / dy};
+        unsigned x = i % dx, y = i / dx % dy, z = i / dx / dy;
         for (;;) {
+            start_thread(i);
+            gpubook_current_coords.thread_idx = gpubook_dim3{x, y, z};
             Kernel(p...);
+            end_thread();
             if (++i >= loop->end) return;
             if (++x == dx) {
                 x = 0;
                 if (++y == dy) {
                     y = 0;
-                    gpubook_current_coords.thread_idx.z++;
+                    z++;
                 }
-                gpubook_current_coords.thread_idx.y = y;
             }
-            gpubook_current_coords.thread_idx.x = x;
         }
     }
 };
@@ -61,8 +95,8 @@ template <class... P> static constexpr int arity(void (*)(P...)) { return sizeof
 // GPUBOOK_EXPORT_KERNEL_AS(SYMBOL, EXPRESSION...): the entry point `__gpubook_kernel_SYMBOL`
 // for the kernel EXPRESSION names: a plain name, `ns::name`, or a template instantiation
 // `reduce<float, 256>` (variadic, for the commas).
-// Fast mode adds `__gpubook_kloop_SYMBOL`, the block loop.
-#if defined(GPUBOOK_FAST)
+// Fast mode, and check mode with the compiler pass, add `__gpubook_kloop_SYMBOL`, the block loop.
+#if defined(GPUBOOK_FAST) || defined(GPUBOOK_CHECK_PASS)
 #define GPUBOOK_EXPORT_BLOCK_LOOP(SYMBOL, ...)                                              \
     extern "C" void __gpubook_kloop_##SYMBOL(void** args, gpubook_block_loop* loop) {       \
         typedef decltype(&__VA_ARGS__) kernel_type;                                         \

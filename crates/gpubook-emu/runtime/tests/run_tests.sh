@@ -18,6 +18,14 @@ common="-std=c++17 -fPIC -shared -g -fno-exceptions -fno-rtti -fno-strict-aliasi
 check="-O1 -fno-tree-sra -fsanitize=thread --param tsan-distinguish-volatile=1 --param tsan-instrument-func-entry-exit=0
        -DGPUBOOK_CHECK=1 -fno-finite-loops"
 fast="-O2 -fno-semantic-interposition -DGPUBOOK_FAST=1 -fno-finite-loops"
+# PASS=1: check mode with its compiler pass (src/check_pass.rs), as the host uses it where g++
+# has its plugin headers; PASS=0 (the default here): ThreadSanitizer's hooks alone.
+if [ "${PASS:-0}" = 1 ]; then
+    $CXX -std=c++17 -shared -fPIC -fno-rtti -fno-exceptions -O2 -I"$($CXX -print-file-name=plugin)/include" \
+        "$emu/pass/gpubook_pass.cpp" -o "$out/gpubook-pass.so"
+    check="$check -fplugin=$out/gpubook-pass.so -DGPUBOOK_CHECK_PASS=1 -O2 -fno-semantic-interposition
+           -fno-isolate-erroneous-paths-dereference -fno-optimize-sibling-calls --param max-inline-insns-single=200"
+fi
 link="-nodefaultlibs -lgcc"
 for cu in "$here"/kernels/*.cu; do
     name=$(basename "$cu" .cu)

@@ -120,12 +120,14 @@ extern "C" int gpubook_rt_syncthreads(int kind, int pred, int line) {
 extern "C" void gpubook_rt_threadfence(void) {
     Worker* w = tls_worker;
     if (!w || !w->blk || !w->launch) return;
+    loop_break(*w);
     if (w->launch->mode == Mode::Check) races_fence(*w);
 }
 
 extern "C" void gpubook_rt_threadfence_block(void) {
     Worker* w = tls_worker;
     if (!w || !w->blk || !w->launch) return;
+    loop_break(*w);
     if (w->launch->mode == Mode::Check) races_fence_block(*w);
 }
 

@@ -80,6 +80,7 @@ extern "C" uint64_t gpubook_rt_atomic(int op, int type, void* addr, uint64_t val
     size_t size = (type == GPUBOOK_T_I64 || type == GPUBOOK_T_U64 || type == GPUBOOK_T_F64) ? 8 : 4;
     uintptr_t pc = call_site(__builtin_return_address(0));
     uintptr_t a = reinterpret_cast<uintptr_t>(addr);
+    if (Worker* w = tls_worker) loop_break(*w);
     // Every atomic but atomicExch reads the old value: atomicAdd on a counter nobody zeroed.
     if (op != GPUBOOK_ATOM_EXCH) check_atomic_read(a, size, pc);
     check_access(a, size, kAccessWrite | kAccessSync | kAccessRmw | kAccessAligned, pc);

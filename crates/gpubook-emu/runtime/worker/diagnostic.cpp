@@ -60,6 +60,11 @@ void write_pc(Json& j, uintptr_t pc) {
 void write_failure(Json& j, const Diagnostic& d) {
     j.begin_object().boolean("ok", false).str("class", d.cls.c_str()).str("message", d.message.c_str());
     write_pc(j, d.pc);
+    Dl_info at{}, fallback{};
+    if (d.fallback_pc && dladdr(reinterpret_cast<void*>(d.pc), &at) &&
+        dladdr(reinterpret_cast<void*>(d.fallback_pc), &fallback) && at.dli_fbase == fallback.dli_fbase) {
+        j.begin_array("frames").unum(nullptr, d.fallback_pc - reinterpret_cast<uintptr_t>(at.dli_fbase)).end_array();
+    }
     if (d.has_location) j.dim3("block", d.block).dim3("thread", d.thread);
     j.begin_array("more");
     for (const Note& n : d.more) {

@@ -22,6 +22,9 @@ struct Diagnostic {
     std::string cls;     // out_of_bounds, race, barrier_divergence, ...
     std::string message; // a full sentence for the learner; the host adds file:line from pc
     uintptr_t pc = 0;
+    // Where to look when pc has no line of the learner's (a hang sampled in a loop that the
+    // compiler emptied): the kernel's last checked access. Sent as "frames", after pc.
+    uintptr_t fallback_pc = 0;
     bool has_location = false;
     unsigned block[3] = {0, 0, 0};
     unsigned thread[3] = {0, 0, 0};

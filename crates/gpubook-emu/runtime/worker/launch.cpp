@@ -212,7 +212,8 @@ void run_launch(const LaunchRequest& req, Json& reply) {
     Launch l;
     l.id = ++g_launch_counter;
     l.entry = entry;
-    if (!req.check && block_loops_enabled()) l.loop_entry = find_block_loop(*m, req.kernel);
+    // Check-mode modules have a block loop only when built with the compiler pass.
+    if (block_loops_enabled()) l.loop_entry = find_block_loop(*m, req.kernel);
     l.args = args.data();
     l.module_base = m->base;
     std::memcpy(l.grid, req.grid, sizeof l.grid);

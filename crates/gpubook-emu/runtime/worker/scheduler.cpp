@@ -15,6 +15,7 @@
 // progress together, as on a GPU.
 #include "fiber.h"
 #include "access/checks.h"
+#include "access/inline_checks.h"
 #include "access/races.h"
 #include "signals.h"
 #include "worker.h"
@@ -57,6 +58,7 @@ void set_current(Worker& w, Thread* t) {
     if (t) {
         w.blk = t->block;
         set_coords(view(*t));
+        inline_set_thread(t);
     }
 }
 
@@ -182,17 +184,23 @@ __attribute__((always_inline)) inline void dispatch(Worker& w, Fiber* self, bool
 }
 
 // Check mode's per-thread bookkeeping starts afresh with each CUDA thread (the spin memos
-// past spin_next are never read: they need no clearing).
-void start_checked(Thread& t) {
-    ThreadChecks& c = *t.chk;
-    c.counts = ThreadCounts();
-    c.slice_accesses = 0;
+// past spin_next are never read: they need no clearing). A block loop zeroes the counts and
+// the slice itself (kernel_export.h), and the rest waits for the thread's first call into the
+// worker (loop_sync, loop_break).
+void start_checked_rest(ThreadChecks& c) {
+    c.started = 1;
     c.release_clock = 0;
     c.local_release = false;
     c.spin_next = 0;
     c.spin_pc = c.spin_addr = 0;
     c.flag_pc = c.flag_addr = 0;
     c.flag_set = false;
+}
+void start_checked(Thread& t) {
+    ThreadChecks& c = *t.chk;
+    c.counts = ThreadCounts();
+    c.slice_accesses = 0;
+    start_checked_rest(c);
 }
 
 void thread_exit(Worker& w, Block& b, Thread& t) {
@@ -203,10 +211,14 @@ void thread_exit(Worker& w, Block& b, Thread& t) {
     w.progress++;
 }
 
+// A thread that ran in a block loop uses its own ThreadChecks again.
+void own_checks(Thread& t) { t.chk = &t.block->checks[t.linear]; }
+
 // Threads [from, to) of `b` ran to the end inside a block loop.
 void loop_exited(Block& b, unsigned from, unsigned to) {
     if (from >= to) return;
     std::memset(b.states + from, int(ThreadState::Exited), to - from);
+    std::memset(b.folded + from, 1, to - from);
     for (unsigned wi = from / kWarpSize; wi <= (to - 1) / kWarpSize; wi++) {
         unsigned lo = std::max(from, wi * kWarpSize) - wi * kWarpSize;
         unsigned hi = std::min(to, (wi + 1) * kWarpSize) - wi * kWarpSize; // lanes [lo, hi)
@@ -216,14 +228,15 @@ void loop_exited(Block& b, unsigned from, unsigned to) {
     b.exited += to - from;
 }
 
-// Fast mode: the block's remaining threads as one loop in the kernel module (abi.h,
-// gpubook_block_loop). Returns when they are done, or when the thread that ended the loop
+// Fast mode, and check mode with the compiler pass: the block's remaining threads as one loop
+// in the kernel module (abi.h, gpubook_block_loop). Returns when they are done, or when the thread that ended the loop
 // early (loop_break_slow: it called a barrier ...) has run to its end.
 void run_block_loop(Worker& w, Block& b) {
     gpubook_block_loop loop{b.next_unstarted, b.nthreads};
     w.loop = &loop;
     w.loop_first = b.next_unstarted;
     set_current(w, nullptr);
+    if (w.launch->mode == Mode::Check) inline_begin_loop(b);
     // A fault in the loop's prologue (a kernel's big frame, probed page by page) belongs to the
     // loop's first thread.
     set_coords(b.views[b.next_unstarted]);
@@ -237,6 +250,7 @@ void run_block_loop(Worker& w, Block& b) {
     } else { // loop_break_slow made the last thread the current one; it has returned now
         thread_exit(w, b, b.threads[loop.end - 1]);
     }
+    if (w.current) own_checks(*w.current);
     set_current(w, nullptr);
 }
 
@@ -250,6 +264,7 @@ void runner_main(void* p) {
             w.start_next = false;
             if (w.launch->loop_entry) {
                 run_block_loop(w, *b);
+                if (b->exited == b->nthreads && b->shared.unwritten_read()) report_unwritten_read(w, *b);
                 continue;
             }
             Thread& t = b->threads[b->next_unstarted++];
@@ -351,6 +366,7 @@ void prepare_block(Block& b, Launch& l, uint64_t linear, bool over_capacity) {
         }
     }
     std::memset(b.states, int(ThreadState::Unstarted), b.nthreads);
+    std::memset(b.folded, 0, b.nthreads);
     for (unsigned i = 0; i < kMaxWarps; i++) {
         unsigned first = i * kWarpSize;
         unsigned n = b.nthreads > first ? b.nthreads - first : 0;
@@ -504,6 +520,8 @@ Thread* loop_thread(const Worker& w) {
 void loop_break_slow(Worker& w) {
     Block& b = *w.blk;
     Thread& t = *loop_thread(w);
+    if (w.current) own_checks(*w.current);
+    if (w.launch->mode == Mode::Check) b.checks[t.linear] = loop_checks(); // it goes on on a fiber
     loop_exited(b, w.loop_first, t.linear);
     if (t.linear > w.loop_first) {
         b.idle_spins = 0;
@@ -515,6 +533,18 @@ void loop_break_slow(Worker& w) {
     state(t) = ThreadState::Running;
     t.fiber = w.current_fiber;
     set_current(w, &t);
+    if (w.launch->mode == Mode::Check && !t.chk->started) start_checked_rest(*t.chk);
+}
+
+void loop_sync_slow(Worker& w) {
+    Thread& t = *loop_thread(w);
+    if (w.current == &t) return;
+    if (w.current) own_checks(*w.current);
+    w.current = &t; // the coordinates are the loop's already
+    state(t) = ThreadState::Running;
+    t.fiber = w.current_fiber;
+    t.chk = &loop_checks(); // what the inline checks count in
+    if (!t.chk->started) start_checked_rest(*t.chk);
 }
 
 void set_location(Diagnostic& d, const Block& b, const Thread* t) {
@@ -552,6 +582,7 @@ void park_current(Worker& w) {
 }
 
 void yield_current(Worker& w, bool waiting) {
+    loop_break(w);
     Block& b = *w.blk;
     Thread& t = *w.current;
     t.chk->slice_accesses = 0;
@@ -570,6 +601,7 @@ void yield_current(Worker& w, bool waiting) {
 
 void run_blocks(Worker& w, Launch& l) {
     w.launch = &l;
+    inline_begin_launch(l.mode == Mode::Check && !g_access_checks_off);
     w.stall_mark = w.progress - 1;
     w.claimed_next = w.claimed_end = 0;
     w.recent_buffers.clear();

@@ -52,6 +52,7 @@ public:
 
     bool contains(uintptr_t a) const { return a - base_ < capacity_; }
     uintptr_t base() const { return base_; }
+    size_t capacity() const { return capacity_; }
     size_t used() const { return used_; }
     // The variable holding [a, a+n), else null.
     const SharedVar* find(uintptr_t a, size_t n) const;

@@ -1,6 +1,7 @@
 // Warp collectives. Lanes named in the mask rendezvous: each parks with its request, and
 // the last lane to arrive computes every lane's result and makes them all ready.
 #include "access/races.h"
+#include "access/inline_checks.h"
 #include "worker.h"
 
 namespace gpubook::rt {
@@ -153,6 +154,7 @@ void resolve_warp(Worker& w, Block& b, unsigned wi, unsigned lanes) {
     if (w.launch->mode == Mode::Check && lanes == (wp.exists & ~wp.exited)) counts_converged(*w.launch, b, int(wi));
     wp.arrived &= ~lanes;
     wp.epoch++;
+    inline_segments_moved();
     b.parked -= unsigned(__builtin_popcount(lanes));
     b.idle_spins = 0;
     w.progress++;

@@ -214,6 +214,7 @@ void describe(Worker& w, Diagnostic& d, bool first, bool expired) {
                            limit.c_str(), coords(tc).c_str(), block_name(*running).c_str(), blocks.c_str(),
                            others.empty() ? "" : " Other threads of the block: ", others.c_str());
         d.pc = pc;
+        if (pc != w.last_access_pc) d.fallback_pc = w.last_access_pc;
         set_location(d, *running, t);
     } else {
         bool past = l.total_blocks > holds;

@@ -114,9 +114,12 @@ struct Block;
 
 // Check mode's per-thread bookkeeping, kept apart from Thread so the scheduler's hot loops over
 // a block's threads touch less memory in both modes.
+// The first three members are the part check mode's inline checks use (device/check_state.h,
+// gpubook_thread_hot), which its block loop zeroes at each thread's start.
 struct ThreadChecks {
     ThreadCounts counts;
     unsigned slice_accesses = 0; // device-memory accesses since it last yielded or started
+    uint32_t started = 0;        // start_checked has run (0: a block loop started it, see loop_sync)
     uint32_t release_clock = 0;  // its block's clock at its last __threadfence (0: none yet)
     // It made a fence: a flag it sets releases its warp's accesses so far to the block's other
     // warps (races.cpp, LocalRelease).
@@ -173,6 +176,7 @@ struct Block {
     Thread threads[kMaxBlockThreads];
     gpubook_thread_view views[kMaxBlockThreads]; // threads[i]'s coordinates, contiguous
     ThreadState states[kMaxBlockThreads];        // threads[i]'s state
+    bool folded[kMaxBlockThreads]; // threads[i] ended inside a block loop (its counts folded there)
     ThreadChecks checks[kMaxBlockThreads];
     Warp warps[kMaxWarps];
     unsigned ready[kMaxBlockThreads]; // FIFO of threads ready to resume
@@ -244,8 +248,8 @@ struct Worker {
     ProgressCounter progress;
     uint64_t stall_mark = 0;          // `progress` when every resident block last waited
 
-    Thread* current = nullptr;        // null while a block loop runs (see `loop`)
-    // Fast mode: the block loop running now (abi.h), and the thread it started it at. Its
+    Thread* current = nullptr;        // while a block loop runs: null, or the last loop_sync's
+    // The block loop running now (abi.h), and the thread it started it at. Its
     // threads are not bookkept one by one: loop_break() catches up when one calls the worker.
     gpubook_block_loop* loop = nullptr;
     unsigned loop_first = 0;
@@ -291,6 +295,12 @@ void run_blocks(Worker& w, Launch& l);
 void loop_break_slow(Worker& w);
 inline void loop_break(Worker& w) {
     if (__builtin_expect(w.loop != nullptr, 0)) loop_break_slow(w);
+}
+// Check mode: when a block loop runs, makes its running thread the worker's current thread
+// without ending the loop (an access the inline checks declined).
+void loop_sync_slow(Worker& w);
+inline void loop_sync(Worker& w) {
+    if (__builtin_expect(w.loop != nullptr, 0)) loop_sync_slow(w);
 }
 // The thread a block loop runs now, from the calling OS thread's gpubook_current_coords.
 Thread* loop_thread(const Worker& w);

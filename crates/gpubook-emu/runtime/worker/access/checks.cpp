@@ -176,6 +176,7 @@ void report_unwritten_read(Worker& w, Block& b) {
 void check_atomic_read(uintptr_t a, size_t n, uintptr_t pc) {
     Worker* w = tls_worker;
     if (!w || !w->blk || !n) return;
+    loop_break(*w);
     if (unwritten_any(a, n)) report_unwritten(*w, a, n, pc);
     SharedMemory& s = w->blk->shared;
     if (s.contains(a) && s.holds(a, n) && s.never_written(a, n))
@@ -199,7 +200,8 @@ __attribute__((always_inline)) inline void after_bounds(Worker& w, uintptr_t a, 
 // One function per memory space, each `flatten`ed: the race check and the counts (other files
 // of worker/access.cpp's one translation unit) are inlined with `shared` a constant, so each
 // keeps only its own space's code and the compiler has fewer values to keep in registers.
-__attribute__((flatten, noinline)) void check_global(Worker& w, uintptr_t a, size_t n, unsigned f, uintptr_t pc) {
+// Returns the buffer (inline_checks.cpp keeps it for the site's next access).
+__attribute__((flatten, noinline)) const Buffer& check_global(Worker& w, uintptr_t a, size_t n, unsigned f, uintptr_t pc) {
     bool write = f & kAccessWrite;
     w.last_access_pc = pc;
     // Buffers do not change during a launch: most accesses hit a buffer one of the last few
@@ -217,6 +219,7 @@ __attribute__((flatten, noinline)) void check_global(Worker& w, uintptr_t a, siz
     if (write) unwritten_store_at(off, n);
     else if (unwritten_load_at(off, n)) report_unwritten(w, a, n, pc);
     after_bounds(w, a, n, f, pc, false, buf);
+    return *buf;
 }
 
 __attribute__((flatten, noinline)) void check_shared(Worker& w, uintptr_t a, size_t n, unsigned f, uintptr_t pc) {
@@ -242,6 +245,7 @@ void check_access(uintptr_t a, size_t n, unsigned f, uintptr_t pc) {
     if (__builtin_expect(g_access_checks_off, 0)) return;
     Worker* w = tls_worker;
     if (!w || !w->blk || !n) return;
+    loop_break(*w); // a volatile or atomic access may wait; the inline checks' call syncs instead
     if (g_arena.contains(a)) check_global(*w, a, n, f, pc);
     else if (w->blk->shared.contains(a)) check_shared(*w, a, n, f, pc);
 }

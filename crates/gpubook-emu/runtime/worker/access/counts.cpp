@@ -3,6 +3,7 @@
 #include "../arena.h"
 #include "../json.h"
 #include "../worker.h"
+#include "inline_checks.h"
 
 #include <algorithm>
 #include <cstring>
@@ -217,6 +218,7 @@ __attribute__((noinline)) void open_upto(LaunchCounts& c, Site& s, uint32_t occ,
         std::vector<Request> ring(size);
         for (uint32_t o = s.retired; o < s.newest; o++) ring[o & (size - 1)] = s.request(o);
         s.ring.swap(ring);
+        s.ring_data = s.ring.data();
         s.ring_mask = uint32_t(size - 1);
     }
     for (uint32_t o = s.newest; o <= occ; o++) {
@@ -229,8 +231,10 @@ __attribute__((noinline)) void open_upto(LaunchCounts& c, Site& s, uint32_t occ,
 
 // A new site of this block for (warp, key), reusing an earlier block's Site and its memory.
 uint32_t new_site(BlockCounts& bc, unsigned warp, uintptr_t key) {
+    inline_sites_moved();
     if (bc.used == bc.sites.size()) bc.sites.emplace_back();
     Site& s = bc.sites[bc.used];
+    s.ring_data = s.ring.data();
     s.retired = s.newest = s.floor = 0;
     s.key = key;
     s.warp = warp;
@@ -336,6 +340,7 @@ void write_threads(Json& j, const char* key, const ThreadCounts& t) {
 } // namespace
 
 void BlockCounts::reset(unsigned nwarps) {
+    inline_sites_moved();
     used = 0;
     if (nwarps != warps) {
         warps = nwarps;
@@ -351,6 +356,7 @@ void BlockCounts::reset(unsigned nwarps) {
 }
 
 void BlockCounts::forget_ids() {
+    inline_sites_moved();
     ids = 0;
     std::fill(id_keys.begin(), id_keys.end(), uintptr_t(0));
 }
@@ -453,6 +459,7 @@ void counts_block_end(Launch& l, Block& b) {
     for (unsigned i = 0; i < b.nthreads; i++) {
         if (b.states[i] != ThreadState::Exited) continue;
         exited++;
+        if (b.folded[i]) continue; // ended inside a block loop: folded there (inline_fold_loops)
         const ThreadCounts& c = b.checks[i].counts;
         // Threads of a block mostly made the same accesses: one compare, not twelve.
         if (folded && std::memcmp(folded, &c, sizeof c) == 0) continue;
@@ -460,6 +467,7 @@ void counts_block_end(Launch& l, Block& b) {
         fold_min(least, c);
         folded = &c;
     }
+    inline_fold_loops(most, least);
     l.counts.threads += exited;
     l.counts.per_thread_max = most;
     l.counts.per_thread_min = least;

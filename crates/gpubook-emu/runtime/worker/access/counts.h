@@ -84,10 +84,12 @@ struct Site {
     uint32_t retired = 0; // occurrences below this are finished
     uint32_t newest = 0;  // occurrences below this have a request (lanes that skipped one leave it empty)
     // Occurrence o (retired <= o < newest) is assembled in ring[o & (ring.size() - 1)]; the size
-    // is a power of two, grown when lanes run further apart.
-    std::vector<Request> ring;
+    // is a power of two, grown when lanes run further apart. ring_data and ring_mask are read
+    // by check mode's inline checks (device/check_state.h, gpubook_count_site).
+    Request* ring_data = nullptr; // ring.data()
     uint32_t ring_mask = 0; // ring.size() - 1, kept: a Request is not a power of two in size
-    Request& request(uint32_t o) { return ring[o & ring_mask]; }
+    std::vector<Request> ring;
+    Request& request(uint32_t o) { return ring_data[o & ring_mask]; }
 };
 
 // A block's sites, found without a hash per access: each access instruction (key) gets a dense

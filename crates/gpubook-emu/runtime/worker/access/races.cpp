@@ -4,6 +4,7 @@
 #include "../shadow_space.h"
 #include "checks.h"
 #include "../worker.h"
+#include "inline_checks.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -165,6 +166,7 @@ __attribute__((noinline)) void local_synchronise(Block& b, Thread& t, uintptr_t 
     Warp& wp = b.warps[t.linear / kWarpSize];
     g_local_sync[word] = LocalRelease{uint32_t(b.linear), uint16_t(t.linear / kWarpSize), uint16_t(wp.epoch + 1)};
     wp.epoch++;
+    inline_segments_moved();
 }
 
 // Thread t of block b acquires clock c. What came back to b from its own releases, through
@@ -454,6 +456,7 @@ __attribute__((noinline)) void synchronise(Block& b, Thread& t, uintptr_t word, 
         released = t.chk->release_clock = b.clock;
         b.clock++;
         b.race_state++;
+        inline_segments_moved();
     }
     if (!released) return; // a flag set without a fence before it publishes nothing
     // local_synchronise has just released the warp's epochs below its new one.
@@ -574,6 +577,7 @@ void races_begin_block(Block& b) {
     b.shared_interval = ++g_interval;
     b.clock = 1;
     b.race_state++;
+    inline_segments_moved();
     b.acquired.clear();
     b.warp_acquired.clear();
     b.own_releases.clear();
@@ -583,6 +587,7 @@ void races_begin_block(Block& b) {
 void races_barrier(Block& b) {
     b.shared_interval = ++g_interval;
     b.race_state++;
+    inline_segments_moved();
 }
 
 void races_fence(Worker& w) {
@@ -590,6 +595,7 @@ void races_fence(Worker& w) {
     w.current->chk->release_clock = b.clock;
     b.clock++;
     b.race_state++;
+    inline_segments_moved();
     local_fence(*w.current);
 }
 

@@ -1,0 +1,120 @@
+// Check mode's checks compiled into the kernel (with the compiler pass, GPUBOOK_CHECK_PASS):
+// runtime/pass/gpubook_pass.cpp calls __gpubook_chk(address, bytes, flags, site) before every
+// load and store through a pointer that is not volatile, before the inliner runs, so each call
+// becomes the code below at its access. The common case of a global access (a buffer the site
+// hit before, aligned, a word no other thread touched this launch, a lane that extends its
+// warp's request in line) is done here; anything else goes to the worker (gpubook_rt_check_slow,
+// and every shared-memory access to gpubook_rt_check_shared), which does it whole as for
+// ThreadSanitizer's hooks.
+#ifndef GPUBOOK_CHECK_INLINE_H
+#define GPUBOOK_CHECK_INLINE_H
+
+#include "check_state.h"
+
+// The pass's flags (worker/access/checks.h AccessFlags).
+#define GPUBOOK_ACCESS_WRITE 1u
+#define GPUBOOK_ACCESS_ALIGNED 4u
+// A thread yields after this many accesses (checks.cpp kLockstepAccesses).
+#define GPUBOOK_LOCKSTEP_ACCESSES 64u
+
+#define GPUBOOK_CHECK_FN static inline __attribute__((always_inline, no_instrument_function))
+
+extern "C" {
+// Whether p may be device or shared memory. The pass folds it after the inliner: false for the
+// address of a local (a callee's check of its `this`, inlined into the caller that owns the
+// object) and in functions ThreadSanitizer leaves alone (a kernel's entry), else true. The worker
+// defines it too (true), for a call the pass did not fold.
+bool __gpubook_maybe_device(const void* p) __attribute__((const, nothrow, leaf));
+}
+
+namespace gpubook {
+namespace device {
+
+// The common case of a global access at arena offset `off`: returns false, having written
+// nothing, when the worker must do it.
+GPUBOOK_CHECK_FN bool check_global_inline(gpubook_check_state& s, uintptr_t a, uintptr_t off, unsigned long n,
+                                          unsigned flags, unsigned site, gpubook_site_slot& slot) {
+    if (slot.launch != s.launch || slot.site != site) return false;
+    if (a < slot.lo || a + n > slot.end) return false;
+    if ((flags & GPUBOOK_ACCESS_ALIGNED) && (a & (n - 1))) return false;
+    const uintptr_t shift = off & 3, word = off >> 2;
+    if (shift + n > 4) return false; // more than one word
+    const bool write = flags & GPUBOOK_ACCESS_WRITE;
+    // Never written: a load of a marked word is a report; a store clears the mark.
+    uint64_t* unwritten = nullptr;
+    const uint64_t ubit = uint64_t(1) << (word & 63);
+    if (word < s.unwritten_words) {
+        unwritten = &s.unwritten[word >> 6];
+        if (!write && (*unwritten & ubit)) return false;
+    }
+    gpubook_thread_hot* hot = s.hot;
+    if (hot->slice + 1 >= GPUBOOK_LOCKSTEP_ACCESSES) return false; // the worker makes it yield
+    const uint32_t thread = s.thread, warp = thread >> 5, lane = thread & 31;
+    // Races: the word's compact entry, kept only while one thread owns the word (races.cpp
+    // one_thread, its same-segment cases).
+    gpubook_race_entry* entry = nullptr;
+    gpubook_race_entry cur = {0, 0};
+    if (s.compact) {
+        if (s.seg_warp != warp) return false;
+        entry = &s.compact[word];
+        const gpubook_race_entry c = *entry;
+        cur.seg = s.seg;
+        cur.meta = (thread + 1) | (write ? GPUBOOK_RACE_WRITE : 0u) |
+                   uint32_t(((1u << n) - 1) << shift) << GPUBOOK_RACE_BYTES_SHIFT | slot.race_meta;
+        if (c.seg >= s.first_seg) {
+            if ((c.meta & GPUBOOK_RACE_THREAD_MASK) != thread + 1 || c.seg != cur.seg) return false;
+            const bool was_write = c.meta & GPUBOOK_RACE_WRITE;
+            if (write) {
+                if (!was_write && (c.meta & ~cur.meta & GPUBOOK_RACE_BYTES_MASK)) return false;
+            } else if (was_write) {
+                if (cur.meta & ~c.meta & GPUBOOK_RACE_BYTES_MASK) return false;
+                entry = nullptr; // its own write of these bytes, this segment: the entry stays
+            }
+        }
+    }
+    // Counts: the lane joins its warp's open request, in line with the lanes before it.
+    if (slot.count_warp != warp || slot.count_gen != s.count_gen) return false;
+    gpubook_count_site* cs = slot.count_site;
+    uint32_t occ = cs->occurrences[lane];
+    if (occ < cs->floor) occ = cs->floor;
+    if (occ < cs->retired || occ >= cs->newest) return false;
+    gpubook_request* r = &cs->ring[occ & cs->ring_mask];
+    if (!r->lanes || !r->in_line || a != r->line + lane * n || slot.buffer != r->line_buffer) return false;
+    // Decided: write it all.
+    if (write && unwritten) *unwritten &= ~ubit;
+    if (entry) *entry = cur;
+    r->lanes |= 1u << lane;
+    r->addr[lane] = a;
+    r->buffer[lane] = slot.buffer;
+    cs->occurrences[lane] = occ + 1;
+    if (write) hot->global_stores++;
+    else hot->global_loads++;
+    hot->slice++;
+    return true;
+}
+
+} // namespace device
+} // namespace gpubook
+
+extern "C" {
+// `used`: the pass calls it after the front end would have dropped an unreferenced function.
+// Not always_inline: g++'s inliner puts it into the kernel where the unit's growth allows (a
+// small kernel, every access), and calls it where a kernel of many force-inlined helpers would
+// otherwise grow past what the compiler can build in reasonable time.
+static inline __attribute__((no_instrument_function, used)) void __gpubook_chk(const void* p, unsigned long n, unsigned flags, unsigned site) {
+    if (!__gpubook_maybe_device(p)) return;
+    gpubook_check_state& s = gpubook_check_tls;
+    const uintptr_t a = uintptr_t(p), off = a - s.arena_lo;
+    gpubook_site_slot& slot = s.slots[site % GPUBOOK_SITE_SLOTS];
+    if (off >= s.arena_bytes) {
+        // Shared memory goes to the worker; anything else (a local, a host global) is not checked.
+        if (a - s.shared_lo < s.shared_bytes) gpubook_rt_check_shared(p, n, flags);
+        return;
+    }
+    if (!::gpubook::device::check_global_inline(s, a, off, n, flags, site, slot))
+        gpubook_rt_check_slow(p, n, flags, &slot, site);
+}
+}
+
+#undef GPUBOOK_CHECK_FN
+#endif

@@ -71,17 +71,15 @@ pub(crate) fn build(cxx: &Path, headers: &Path, runtime_dir: &Path) -> Result<Pa
 /// unit's growth allows: everywhere in a small kernel, in part in one of many force-inlined
 /// helpers (a 1000-line body per access there took minutes to compile). -O2 would also turn a
 /// division by a zero it can prove into a trap: -fno-isolate-erroneous-paths-dereference keeps
-/// the division, which faults as on a GPU (and the report says "division by zero"), and
-/// -fno-optimize-sibling-calls keeps a recursion a recursion (-O2 turns `scratch[n] +
-/// walk(n - 2)` into a loop: a recursion without a base case into a hang, not a stack overflow).
-pub(crate) fn flags(plugin: &Path) -> [String; 8] {
+/// the division, which faults as on a GPU (and the report says "division by zero"). The pass
+/// itself keeps a recursion a recursion (-O2 would turn `scratch[n] + walk(n - 2)` into a loop).
+pub(crate) fn flags(plugin: &Path) -> [String; 7] {
     [
         format!("-fplugin={}", plugin.display()),
         "-DGPUBOOK_CHECK_PASS=1".to_string(),
         "-O2".to_string(),
         "-fno-semantic-interposition".to_string(),
         "-fno-isolate-erroneous-paths-dereference".to_string(),
-        "-fno-optimize-sibling-calls".to_string(),
         "--param".to_string(),
         "max-inline-insns-single=200".to_string(),
     ]

@@ -201,6 +201,17 @@ struct access_pass : gimple_opt_pass {
         return true;
     }
 
+    // A function's call of itself stays a call: an empty volatile asm after it keeps it out of
+    // tail position, so -O2 does not turn a recursion into a loop (a recursion without a base
+    // case is a stack overflow, as without the pass, not a hang), while the checks' own calls of
+    // the worker stay sibling calls (their return address is then the checked access's line).
+    static void keep_recursion(gimple* call) {
+        gasm* barrier = gimple_build_asm_vec("", NULL, NULL, NULL, NULL);
+        gimple_asm_set_volatile(barrier, true);
+        gimple_stmt_iterator at = gsi_for_stmt(call);
+        gsi_insert_after(&at, barrier, GSI_SAME_STMT);
+    }
+
     unsigned execute(function* fun) override {
         // The checks' own code and the block loop get no checks.
         if (lookup_attribute("no_instrument_function", DECL_ATTRIBUTES(fun->decl))) return 0;
@@ -215,6 +226,8 @@ struct access_pass : gimple_opt_pass {
                     continue;
                 }
                 gsi_next(&gsi);
+                tree callee = is_gimple_call(s) ? gimple_call_fndecl(s) : NULL_TREE;
+                if (callee && target(callee) == fun->decl) keep_recursion(s);
                 if (!is_gimple_assign(s) || gimple_clobber_p(s)) continue;
                 gimple_stmt_iterator at = gsi_for_stmt(s);
                 if (gimple_assign_load_p(s)) any |= instrument(&at, gimple_assign_rhs1(s), false);

@@ -191,6 +191,9 @@ void test_bugs() {
     }
     Reply segv = run_bug("null_write", 1, 1, one, "check", &exited);
     expect_diag("null pointer write is a crash", segv, "crash", "null");
+    auto lane7 = [](Worker& w) { return std::vector<std::string>{arg(w.alloc<float>(32, "p")), arg(7)}; };
+    expect_diag("a crash in check mode's block loop names the thread that crashed",
+                run_bug("null_write_lane", 1, 32, lane7), "crash", "\"thread\":[7,0,0]");
     expect(exited, "worker exits after a crash", "");
     auto stack = [](Worker& w) { return std::vector<std::string>{arg(w.alloc<float>(1, "out")), arg(100000)}; };
     expect_diag("large local array is a stack overflow", run_bug("stack_array", 1, 1, stack, "check", &exited),

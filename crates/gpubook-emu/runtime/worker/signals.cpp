@@ -27,7 +27,9 @@ Json g_crash_json; // static: the alternate stack is too small for a Json
 char g_message[2048];
 
 const char* where(Worker* w, char* buf, size_t n) {
-    if (w && w->loop && !w->current) w->current = loop_thread(*w); // the report ends the process
+    // In a block loop the running thread is the loop's (w->current, if set, is the last one that
+    // called the worker, in check mode); the report ends the process.
+    if (w && w->loop) w->current = loop_thread(*w);
     if (!w || !w->in_block.load() || !w->current) return "";
     const gpubook_dim3& b = w->current->block->view.block_idx;
     const gpubook_dim3& t = view(*w->current).thread_idx;

@@ -171,7 +171,10 @@ void describe(Worker& w, Diagnostic& d, bool first, bool expired) {
     const Launch& l = *w.launch;
     uintptr_t pc = w.sampled_pc.load();
     if (!in_kernel_module(pc)) pc = w.last_access_pc; // interrupted inside a runtime hook or libc
-    const Thread* t = w.current ? w.current : w.sampled_thread;
+    // In a block loop the sampled thread is the one running (w.current, if set, is the last one
+    // that called the worker, in check mode; its checks are the loop's, not its own).
+    const bool in_loop = w.loop && w.sampled_thread;
+    const Thread* t = in_loop ? w.sampled_thread : w.current;
     const Block* running = t ? t->block : nullptr;
     unsigned spinners = 0;
     for (const Block* b : w.resident) spinners += spin_notes(*b, l, d, 8 - std::min(8u, spinners));
@@ -196,11 +199,11 @@ void describe(Worker& w, Diagnostic& d, bool first, bool expired) {
                         "finished.",
                         (unsigned long long)l.total_blocks, (unsigned long long)started, (unsigned long long)holds,
                         (unsigned long long)launch_blocks_done());
-    if (t && !t->chk->spin_pc) {
+    if (t && (in_loop || !t->chk->spin_pc)) {
         unsigned tc[3] = {view(*t).thread_idx.x, view(*t).thread_idx.y, view(*t).thread_idx.z};
         std::string others;
         auto add = [&](ThreadState s, const char* what) {
-            std::string list = thread_list(*running, l, s, w, w.current ? nullptr : w.sampled_thread);
+            std::string list = thread_list(*running, l, s, w, in_loop ? w.sampled_thread : nullptr);
             if (!list.empty()) others += (others.empty() ? "" : "; ") + list + what;
         };
         add(ThreadState::AtBarrier, " wait at __syncthreads()");

@@ -78,6 +78,17 @@ extern "C" __global__ void null_write(float* p) {
     q[threadIdx.x] = p[0];
 }
 
+// Lane `lane` writes through a null pointer after reading its element: with the compiler pass,
+// lane 0's read goes to the worker (it opens the warp's request), the next lanes' stay inline.
+extern "C" __global__ void null_write_lane(float* p, int lane) {
+    float v = p[threadIdx.x];
+    if (int(threadIdx.x) == lane) {
+        float* q = nullptr;
+        q[lane] = v;
+    }
+    p[threadIdx.x] = v + 1.0f;
+}
+
 __device__ float big_local(int n) {
     volatile float local[100000]; // 400 KB: more than a fiber stack
     for (int i = 0; i < n; i++) local[i] = (float)i;
@@ -333,6 +344,7 @@ GPUBOOK_EXPORT_KERNEL(shuffle_half)
 GPUBOOK_EXPORT_KERNEL(spin)
 GPUBOOK_EXPORT_KERNEL(spin_one)
 GPUBOOK_EXPORT_KERNEL(null_write)
+GPUBOOK_EXPORT_KERNEL(null_write_lane)
 GPUBOOK_EXPORT_KERNEL(stack_array)
 GPUBOOK_EXPORT_KERNEL(deep_recursion)
 GPUBOOK_EXPORT_KERNEL(assert_positive)

@@ -67,19 +67,22 @@ pub(crate) fn build(cxx: &Path, headers: &Path, runtime_dir: &Path) -> Result<Pa
 /// the block runs as a loop. -O2, as the experiment measured it: at -O1 g++ reloads the
 /// thread-local state's address at every use (no global common-subexpression elimination),
 /// and -fno-semantic-interposition lets it inline the kernel into its block loop, as fast mode.
-/// The check (about 120 of the inliner's instructions) is inlined wherever g++'s limit on a
+/// The check (fewer than 200 of the inliner's instructions) is inlined wherever g++'s limit on a
 /// unit's growth allows: everywhere in a small kernel, in part in one of many force-inlined
 /// helpers (a 1000-line body per access there took minutes to compile). -O2 would also turn a
 /// division by a zero it can prove into a trap: -fno-isolate-erroneous-paths-dereference keeps
-/// the division, which faults as on a GPU (and the report says "division by zero"). The pass
+/// the division, which faults as on a GPU (and the report says "division by zero"). A check is
+/// inlined whole or called whole (-fno-partial-inlining): the called rest of a split one carried
+/// a neighbouring statement's line, and a report named the line after the bad access. The pass
 /// itself keeps a recursion a recursion (-O2 would turn `scratch[n] + walk(n - 2)` into a loop).
-pub(crate) fn flags(plugin: &Path) -> [String; 7] {
+pub(crate) fn flags(plugin: &Path) -> [String; 8] {
     [
         format!("-fplugin={}", plugin.display()),
         "-DGPUBOOK_CHECK_PASS=1".to_string(),
         "-O2".to_string(),
         "-fno-semantic-interposition".to_string(),
         "-fno-isolate-erroneous-paths-dereference".to_string(),
+        "-fno-partial-inlining".to_string(),
         "--param".to_string(),
         "max-inline-insns-single=200".to_string(),
     ]

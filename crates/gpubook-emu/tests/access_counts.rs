@@ -237,3 +237,37 @@ impl BufferAtomics for AccessCounts {
         self.buffers.iter().find(|b| b.label == label).map_or(0, |b| b.atomics)
     }
 }
+
+#[test]
+fn a_warps_request_is_the_same_however_its_lanes_arrive() {
+    let dev = device();
+    let m = module(&dev);
+    let n = 256usize;
+    let input = buffer(&dev, "in", &vec![1.0; 3 * n]);
+    let out = dev.alloc(n * 4, 4, "out").unwrap();
+    // One block of 256 threads: 8 warps. Odd lanes: 16 floats a warp, every other one of 128
+    // bytes, so the same 4 sectors for half the bytes.
+    let c = counts(&dev, &m, "copy_odd_lanes", [1, 1], [256, 1], &[arg(input), arg(out), arg(n as i32)]);
+    assert_eq!(c.global.loads, global(8, 8 * 64, 8 * 4));
+    assert_eq!(c.global.stores, global(8, 8 * 64, 8 * 4));
+    // Three reads a lane at one load: three coalesced requests a warp.
+    let c = counts(&dev, &m, "sum_reps", [1, 1], [256, 1], &[arg(input), arg(out), arg(n as i32), arg(3i32)]);
+    assert_eq!(c.global.loads, global(24, 24 * 128, 24 * 4));
+    assert_eq!(c.global.stores, global(8, 8 * 128, 8 * 4));
+    assert_eq!((c.per_thread_max.global_loads, c.per_thread_min.global_loads), (3, 3));
+    // Loads before a barrier, stores after it: one request a warp each.
+    let c = counts(&dev, &m, "copy_across_barrier", [1, 1], [256, 1], &[arg(input), arg(out), arg(n as i32)]);
+    assert_eq!(c.global.loads, global(8, 8 * 128, 8 * 4));
+    assert_eq!(c.global.stores, global(8, 8 * 128, 8 * 4));
+    assert_eq!((c.per_thread_max.barriers, c.per_thread_min.barriers), (1, 1));
+    // 1000 threads: the last warp has 8 lanes, 32 bytes in one sector.
+    let input = buffer(&dev, "in1000", &vec![1.0; 1000]);
+    let out = dev.alloc(1000 * 4, 4, "out1000").unwrap();
+    let c = counts(&dev, &m, "copy_coalesced", [1, 1], [1000, 1], &[arg(input), arg(out), arg(1000i32)]);
+    assert_eq!(c.global.loads, global(32, 4000, 31 * 4 + 1));
+    assert_eq!(c.global.stores, global(32, 4000, 31 * 4 + 1));
+    // Thread 0's one shared store is its own: every other thread made none.
+    let c = counts(&dev, &m, "one_shared_store", [1, 1], [256, 1], &[arg(input), arg(out), arg(n as i32)]);
+    assert_eq!((c.per_thread_max.shared_stores, c.per_thread_min.shared_stores), (1, 0));
+    assert_eq!((c.per_thread_max.global_loads, c.per_thread_min.global_loads), (1, 1));
+}

@@ -1,11 +1,11 @@
 // Check mode's checks compiled into the kernel (with the compiler pass, GPUBOOK_CHECK_PASS):
 // runtime/pass/gpubook_pass.cpp calls __gpubook_chk(address, bytes, flags, site) before every
 // load and store through a pointer that is not volatile, before the inliner runs, so each call
-// becomes the code below at its access. The common case of a global access (a buffer the site
-// hit before, aligned, a word no other thread touched this launch, a lane that extends its
-// warp's request in line) is done here; anything else goes to the worker (gpubook_rt_check_slow,
-// and every shared-memory access to gpubook_rt_check_shared), which does it whole as for
-// ThreadSanitizer's hooks.
+// becomes the code below at its access. The checks of the common global access (a buffer the
+// site hit before, aligned, a word no other thread touched this launch) are done here, and its
+// counts when it is the next lane of its site's run (check_state.h); the worker does the rest of
+// the counts (gpubook_rt_count), and the whole of any other access (gpubook_rt_check_slow, and
+// every shared-memory access gpubook_rt_check_shared) as for ThreadSanitizer's hooks.
 #ifndef GPUBOOK_CHECK_INLINE_H
 #define GPUBOOK_CHECK_INLINE_H
 
@@ -30,14 +30,23 @@ bool __gpubook_maybe_device(const void* p) __attribute__((const, nothrow, leaf))
 namespace gpubook {
 namespace device {
 
+// Decided: the access's never-written mark, race entry and thread counts.
+GPUBOOK_CHECK_FN void commit_global(gpubook_thread_hot* hot, bool write, uint64_t* unwritten,
+                                    uint64_t ubit, gpubook_race_entry* entry, gpubook_race_entry cur) {
+    if (write && unwritten) *unwritten &= ~ubit;
+    if (entry) *entry = cur;
+    if (write) hot->global_stores++;
+    else hot->global_loads++;
+    hot->slice++;
+}
+
 // The common case of a global access at arena offset `off`: returns false, having written
 // nothing, when the worker must do it.
 GPUBOOK_CHECK_FN bool check_global_inline(gpubook_check_state& s, uintptr_t a, uintptr_t off, unsigned long n,
                                           unsigned flags, unsigned site, gpubook_site_slot& slot) {
-    if (slot.launch != s.launch || slot.site != site) return false;
-    if (a < slot.lo || a + n > slot.end) return false;
+    if (slot.site != site || a - slot.lo > slot.limit) return false;
     if ((flags & GPUBOOK_ACCESS_ALIGNED) && (a & (n - 1))) return false;
-    const uintptr_t shift = off & 3, word = off >> 2;
+    const uintptr_t shift = a & 3, word = off >> 2; // the arena starts on a page
     if (shift + n > 4) return false; // more than one word
     const bool write = flags & GPUBOOK_ACCESS_WRITE;
     // Never written: a load of a marked word is a report; a store clears the mark.
@@ -55,7 +64,7 @@ GPUBOOK_CHECK_FN bool check_global_inline(gpubook_check_state& s, uintptr_t a, u
     gpubook_race_entry* entry = nullptr;
     gpubook_race_entry cur = {0, 0};
     if (s.compact) {
-        if (s.seg_warp != warp) return false;
+        if (s.seg_warp != warp) gpubook_rt_warp_segment();
         entry = &s.compact[word];
         const gpubook_race_entry c = *entry;
         cur.seg = s.seg;
@@ -72,24 +81,15 @@ GPUBOOK_CHECK_FN bool check_global_inline(gpubook_check_state& s, uintptr_t a, u
             }
         }
     }
-    // Counts: the lane joins its warp's open request, in line with the lanes before it.
-    if (slot.count_warp != warp || slot.count_gen != s.count_gen) return false;
-    gpubook_count_site* cs = slot.count_site;
-    uint32_t occ = cs->occurrences[lane];
-    if (occ < cs->floor) occ = cs->floor;
-    if (occ < cs->retired || occ >= cs->newest) return false;
-    gpubook_request* r = &cs->ring[occ & cs->ring_mask];
-    if (!r->lanes || !r->in_line || a != r->line + lane * n || slot.buffer != r->line_buffer) return false;
-    // Decided: write it all.
-    if (write && unwritten) *unwritten &= ~ubit;
-    if (entry) *entry = cur;
-    r->lanes |= 1u << lane;
-    r->addr[lane] = a;
-    r->buffer[lane] = slot.buffer;
-    cs->occurrences[lane] = occ + 1;
-    if (write) hot->global_stores++;
-    else hot->global_loads++;
-    hot->slice++;
+    // Counts: the lane's turn in the slot's run of its warp's request (check_state.h), else the
+    // worker's counts, which cannot decline.
+    commit_global(hot, write, unwritten, ubit, entry, cur);
+    if (thread == slot.run_next && a == slot.run_next_addr) {
+        slot.run_next = lane == 31 ? GPUBOOK_NO_RUN : thread + 1;
+        slot.run_next_addr = a + n;
+    } else {
+        gpubook_rt_count(&slot, reinterpret_cast<const void*>(a), n, flags);
+    }
     return true;
 }
 

@@ -1,7 +1,7 @@
 // What check mode's inline checks (device/check_inline.h, with the compiler pass) share with the
 // worker: plain C types whose layout the worker's own structs start with (worker/access/
-// inline_checks.cpp asserts it), one initial-exec thread-local struct, and the call that takes
-// every access the inline path declines.
+// inline_checks.cpp asserts it), one initial-exec thread-local struct, and the calls into the
+// worker.
 //
 // The inline path takes an access only when it can do all that check mode does for it and
 // decides before it writes anything; otherwise the worker's check_access does it whole
@@ -30,51 +30,45 @@ struct gpubook_race_entry {
 #define GPUBOOK_RACE_BYTES_SHIFT 13
 #define GPUBOOK_RACE_BYTES_MASK (0xfu << 13)
 
-// A warp-level request being assembled (counts.h Request), and one access instruction of one
-// warp (counts.h Site): the part the inline path reads and writes.
-struct gpubook_request {
-    uint32_t occurrence, lanes, size;
-    bool write, shared, in_line;
-    uintptr_t line;
-    const void* line_buffer;
-    uintptr_t addr[32];
-    const void* buffer[32];
-};
-struct gpubook_count_site {
-    uintptr_t key;
-    unsigned warp;
-    uint32_t occurrences[32];
-    uint32_t floor, retired, newest;
-    struct gpubook_request* ring;
-    uint32_t ring_mask;
-};
-
 // What the worker found for an access site the last time one of its accesses went the long
-// way: the buffer, the race checker's site number, and the counts' Site of one warp.
+// way: the buffer, the race checker's site number, the key of its counts.
+//
+// And the site's run. Inside a block loop a warp's lanes run one after another, each to its
+// end, so the lanes' first executions of the site come in lane order: while each comes in line
+// (lane L + 1 at lane L's address + run_size), their warp-level request is assembled here, with
+// no counts Site (worker/access/counts.h). The worker counts it as one request when a later warp
+// starts the site or the loop ends, and hands its lanes to the warp's Site, in order, as if each
+// had called, when anything else comes first: a lane's second execution, a lane out of line or
+// out of turn, a slow path at the site, the loop's end in the middle of the warp.
+#define GPUBOOK_NO_RUN 0xffffffffu
+#define GPUBOOK_NO_SITE 0xffffffffu
 struct gpubook_site_slot {
-    uint32_t launch, site;        // valid for this launch number and pass site
-    uint32_t race_meta;           // the site, placed in a compact entry's meta
-    uint32_t count_warp, count_gen; // count_site belongs to this warp and counts generation
-    uintptr_t lo, end;            // the buffer [lo, end)
+    uint32_t site;                // the pass site it holds (GPUBOOK_NO_SITE: none this launch)
+    uintptr_t lo, limit;          // the buffer: the access fits in it at lo + [0, limit]
     const void* buffer;
-    struct gpubook_count_site* count_site;
+    uintptr_t count_pc;           // the key of the site's counts Sites
+    uint32_t race_meta;           // the site, placed in a compact entry's meta
+    uint32_t run_warp;            // GPUBOOK_NO_RUN: no run
+    uint32_t run_next;            // the thread (linear) that joins next; GPUBOOK_NO_RUN after lane 31
+    uintptr_t run_next_addr;      // at this address
+    uint32_t run_first_lane;      // lanes run_first_lane up to run_next's have joined
+    uint32_t run_size, run_write;
 };
 #define GPUBOOK_SITE_SLOTS 256
 
 struct gpubook_check_state {
     uintptr_t arena_lo, arena_bytes;   // device memory (0 bytes: nothing is checked inline)
     uintptr_t shared_lo, shared_bytes; // the running block's shared memory
-    uint32_t launch;                   // this OS thread's launch number
     uint32_t thread;                   // the running CUDA thread, linear in its block
     struct gpubook_thread_hot* hot;    // its ThreadChecks
     uint32_t seg, seg_warp;            // the race segment of warp seg_warp (~0: none known)
     uint32_t first_seg;                // the launch's first segment
-    uint32_t count_gen;                // bumped whenever a Site may have moved
     // Check mode's block loop runs its threads on one ThreadChecks of the worker's, loop_hot
     // (hot points there while it runs one): a thread's counts fold into the block's extremes at
-    // its end, without a call while they equal the last thread's folded (loop_last).
+    // its end, without a call while its global loads and stores equal the last thread's folded
+    // (loop_last) and the worker has not started it (only the worker counts anything else).
     struct gpubook_thread_hot* loop_hot;
-    uint64_t loop_last[6];
+    uint64_t loop_last[2];
     struct gpubook_race_entry* compact; // one a 4-byte word of the arena; null: no race check
     uint64_t* unwritten;               // one bit a word, 1 = never written, for the first
     uintptr_t unwritten_words;         // this many words
@@ -83,13 +77,21 @@ struct gpubook_check_state {
 
 extern "C" {
 extern __thread struct gpubook_check_state gpubook_check_tls __attribute__((tls_model("initial-exec")));
-// Everything the inline path declines: check_access's whole work, then the site's slot filled
-// for the next time.
+// A global access the inline path declines: check_access's whole work (the slot's run handed to
+// its Site first), then the site's slot filled for the next time.
 void gpubook_rt_check_slow(const void* p, unsigned long n, unsigned flags, struct gpubook_site_slot* slot,
                            unsigned site);
+// The running thread's warp has no race segment in the state (it is a new warp, or a barrier
+// or fence moved the segments): seg and seg_warp for it. Changes nothing else.
+void gpubook_rt_warp_segment(void);
+// A global access the inline path checked and counted for its thread, but not the next lane of
+// its site's run: its warp-level request, in its warp's Site (the slot's run of this warp handed
+// to the Site first), or the first lane of a run when its warp has no Site here in a block loop
+// (the slot's run of an earlier warp counted first).
+void gpubook_rt_count(struct gpubook_site_slot* slot, const void* p, unsigned long n, unsigned flags);
 // A shared-memory access: check_shared's whole work (the inline path takes none of them yet).
 void gpubook_rt_check_shared(const void* p, unsigned long n, unsigned flags);
-// A block loop's thread ended with counts unlike loop_last: fold them in.
+// A block loop's thread ended with counts unlike loop_last, or started by the worker: fold them in.
 void gpubook_rt_loop_fold(void);
 }
 

@@ -29,19 +29,21 @@ static __forceinline__ void call_kernel(void (*kernel)(P...), void** args) {
 #define GPUBOOK_LOOP_INLINING __attribute__((flatten, noinline))
 // Check mode: the thread's counts start at zero, and the worker does the rest of its
 // bookkeeping at its first call for it (check_state.h, gpubook_thread_hot::started).
+// The rest of its counts are zero: only the worker counts them, and it zeroes them again when
+// it folds a thread it started (gpubook_rt_loop_fold).
 static __forceinline__ GPUBOOK_NO_CHECKS void start_thread(unsigned i) {
     gpubook_check_state& s = gpubook_check_tls;
+    gpubook_thread_hot& h = *s.loop_hot;
     s.thread = i;
-    *s.loop_hot = gpubook_thread_hot();
+    h.global_loads = h.global_stores = 0;
+    h.slice = h.started = 0;
 }
 // Its counts into the block's extremes, unless it left the loop (a barrier: it ends on a fiber).
 static __forceinline__ GPUBOOK_NO_CHECKS void end_thread() {
     gpubook_check_state& s = gpubook_check_tls;
     const gpubook_thread_hot& h = *s.loop_hot;
     if (s.hot != s.loop_hot) return;
-    const uint64_t* l = s.loop_last;
-    if ((h.global_loads ^ l[0]) | (h.global_stores ^ l[1]) | (h.shared_loads ^ l[2]) | (h.shared_stores ^ l[3]) |
-        (h.atomics ^ l[4]) | (h.barriers ^ l[5]))
+    if ((h.global_loads ^ s.loop_last[0]) | (h.global_stores ^ s.loop_last[1]) | h.started)
         gpubook_rt_loop_fold();
 }
 #else

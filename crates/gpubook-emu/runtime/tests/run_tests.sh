@@ -24,7 +24,7 @@ if [ "${PASS:-0}" = 1 ]; then
     $CXX -std=c++17 -shared -fPIC -fno-rtti -fno-exceptions -O2 -I"$($CXX -print-file-name=plugin)/include" \
         "$emu/pass/gpubook_pass.cpp" -o "$out/gpubook-pass.so"
     check="$check -fplugin=$out/gpubook-pass.so -DGPUBOOK_CHECK_PASS=1 -O2 -fno-semantic-interposition
-           -fno-isolate-erroneous-paths-dereference --param max-inline-insns-single=200"
+           -fno-isolate-erroneous-paths-dereference -fno-partial-inlining --param max-inline-insns-single=200"
 fi
 link="-nodefaultlibs -lgcc"
 for cu in "$here"/kernels/*.cu; do

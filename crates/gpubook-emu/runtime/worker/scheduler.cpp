@@ -219,6 +219,7 @@ void loop_exited(Block& b, unsigned from, unsigned to) {
     if (from >= to) return;
     std::memset(b.states + from, int(ThreadState::Exited), to - from);
     std::memset(b.folded + from, 1, to - from);
+    b.folded_count += to - from;
     for (unsigned wi = from / kWarpSize; wi <= (to - 1) / kWarpSize; wi++) {
         unsigned lo = std::max(from, wi * kWarpSize) - wi * kWarpSize;
         unsigned hi = std::min(to, (wi + 1) * kWarpSize) - wi * kWarpSize; // lanes [lo, hi)
@@ -243,6 +244,7 @@ void run_block_loop(Worker& w, Block& b) {
     w.launch->loop_entry(w.launch->args, &loop);
     if (w.loop == &loop) { // every thread ran to its end
         w.loop = nullptr;
+        if (w.launch->mode == Mode::Check) inline_end_loop(w, false);
         loop_exited(b, w.loop_first, b.nthreads);
         b.next_unstarted = b.nthreads;
         b.idle_spins = 0;
@@ -367,6 +369,7 @@ void prepare_block(Block& b, Launch& l, uint64_t linear, bool over_capacity) {
     }
     std::memset(b.states, int(ThreadState::Unstarted), b.nthreads);
     std::memset(b.folded, 0, b.nthreads);
+    b.folded_count = 0;
     for (unsigned i = 0; i < kMaxWarps; i++) {
         unsigned first = i * kWarpSize;
         unsigned n = b.nthreads > first ? b.nthreads - first : 0;
@@ -521,7 +524,10 @@ void loop_break_slow(Worker& w) {
     Block& b = *w.blk;
     Thread& t = *loop_thread(w);
     if (w.current) own_checks(*w.current);
-    if (w.launch->mode == Mode::Check) b.checks[t.linear] = loop_checks(); // it goes on on a fiber
+    if (w.launch->mode == Mode::Check) {
+        b.checks[t.linear] = loop_checks(); // it goes on on a fiber
+        inline_end_loop(w, true); // lanes no longer run one after another
+    }
     loop_exited(b, w.loop_first, t.linear);
     if (t.linear > w.loop_first) {
         b.idle_spins = 0;

@@ -177,6 +177,7 @@ struct Block {
     gpubook_thread_view views[kMaxBlockThreads]; // threads[i]'s coordinates, contiguous
     ThreadState states[kMaxBlockThreads];        // threads[i]'s state
     bool folded[kMaxBlockThreads]; // threads[i] ended inside a block loop (its counts folded there)
+    unsigned folded_count = 0;     // how many did
     ThreadChecks checks[kMaxBlockThreads];
     Warp warps[kMaxWarps];
     unsigned ready[kMaxBlockThreads]; // FIFO of threads ready to resume

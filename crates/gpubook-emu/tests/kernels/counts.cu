@@ -120,3 +120,35 @@ extern "C" __global__ void interleave(const float* a, const float* b, float* out
     const float* from = (i & 1) ? a : b;
     if (i < n) out[i] = from[i];
 }
+
+// Check mode's block loop assembles a warp's request in line while its lanes come one after
+// another (device/check_state.h, the site's run); each kernel below ends that run another way.
+// Odd lanes only: lane 3 is not lane 2, and the run goes to the warp's counts Site.
+extern "C" __global__ void copy_odd_lanes(const float* in, float* out, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n && (i & 1)) out[i] = in[i];
+}
+
+// Each lane reads `reps` times at one load: its second read is not the next lane's turn.
+extern "C" __global__ void sum_reps(const float* in, float* out, int n, int reps) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    float acc = 0;
+    for (int k = 0; k < reps; k++) acc += in[i + k * n];
+    out[i] = acc;
+}
+
+// A barrier ends the loop inside thread 0: its lanes' run goes on in the Site, on fibers.
+extern "C" __global__ void copy_across_barrier(const float* in, float* out, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    float v = in[i];
+    __syncthreads();
+    if (i < n) out[i] = 2 * v;
+}
+
+// Thread 0 alone writes shared memory: its shared store must not stay with the threads after it.
+extern "C" __global__ void one_shared_store(const float* in, float* out, int n) {
+    __shared__ float s[32];
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (threadIdx.x == 0) s[0] = 1;
+    if (i < n) out[i] = in[i];
+}

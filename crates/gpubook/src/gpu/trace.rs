@@ -117,7 +117,7 @@ pub struct AccessCounts {
     pub per_thread_max: ThreadAccesses,
     /// The least any one thread did of each kind.
     pub per_thread_min: ThreadAccesses,
-    /// Global traffic per device buffer, in the order the kernel first touched them.
+    /// Global traffic per device buffer, in address order.
     pub buffers: Vec<BufferAccesses>,
 }
 

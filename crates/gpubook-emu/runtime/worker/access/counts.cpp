@@ -231,7 +231,6 @@ __attribute__((noinline)) void open_upto(LaunchCounts& c, Site& s, uint32_t occ,
 
 // A new site of this block for (warp, key), reusing an earlier block's Site and its memory.
 uint32_t new_site(BlockCounts& bc, unsigned warp, uintptr_t key) {
-    inline_sites_moved();
     if (bc.used == bc.sites.size()) bc.sites.emplace_back();
     Site& s = bc.sites[bc.used];
     s.ring_data = s.ring.data();
@@ -340,7 +339,6 @@ void write_threads(Json& j, const char* key, const ThreadCounts& t) {
 } // namespace
 
 void BlockCounts::reset(unsigned nwarps) {
-    inline_sites_moved();
     used = 0;
     if (nwarps != warps) {
         warps = nwarps;
@@ -356,7 +354,6 @@ void BlockCounts::reset(unsigned nwarps) {
 }
 
 void BlockCounts::forget_ids() {
-    inline_sites_moved();
     ids = 0;
     std::fill(id_keys.begin(), id_keys.end(), uintptr_t(0));
 }
@@ -402,7 +399,12 @@ void counts_access(Launch& l, Block& b, Thread& t, uintptr_t addr, size_t n, boo
                    const Buffer* buffer, uintptr_t pc) {
     if (shared) (write ? t.chk->counts.shared_stores : t.chk->counts.shared_loads)++;
     else (write ? t.chk->counts.global_stores : t.chk->counts.global_loads)++;
-    unsigned warp = t.linear / kWarpSize, lane = t.linear % kWarpSize;
+    counts_request(l, b, t.linear, addr, n, write, shared, buffer, pc);
+}
+
+void counts_request(Launch& l, Block& b, unsigned linear, uintptr_t addr, size_t n, bool write, bool shared,
+                    const Buffer* buffer, uintptr_t pc) {
+    unsigned warp = linear / kWarpSize, lane = linear % kWarpSize;
     uintptr_t key = (pc << 1) | (shared ? 1 : 0);
     Site& s = site_of(b.counts, warp, key);
     uint32_t occ = std::max(s.occurrences[lane], s.floor);
@@ -431,6 +433,31 @@ void counts_access(Launch& l, Block& b, Thread& t, uintptr_t addr, size_t n, boo
     if (__builtin_expect(addr != r->line + lane * n || buffer != r->line_buffer, 0)) r->in_line = false;
 }
 
+void counts_line(Launch& l, uint32_t lanes, uintptr_t line, size_t n, bool write, const Buffer* buffer) {
+    Request r;
+    r.size = uint32_t(n);
+    r.write = write;
+    r.lanes = lanes;
+    r.in_line = true;
+    r.line = line;
+    r.line_buffer = buffer;
+    if (lanes != ~0u) { // finish's passes over the lanes read them
+        for (unsigned lane = 0; lane < 32; lane++) {
+            r.addr[lane] = line + lane * n;
+            r.buffer[lane] = buffer;
+        }
+    }
+    finish(l.counts, r);
+}
+
+Site* counts_find_site(BlockCounts& bc, unsigned warp, uintptr_t key) {
+    const SiteCacheEntry& e = bc.cache[(key * 0x9E3779B97F4A7C15ull) >> 60];
+    if (e.key == key && e.warp == warp && e.generation == bc.generation) return &bc.sites[e.site];
+    const uint32_t id = id_of(bc, key); // first: it may widen the rows
+    const SiteSlot& slot = bc.slots[size_t(warp) * bc.stride + id];
+    return slot.generation == bc.generation ? &bc.sites[slot.site] : nullptr;
+}
+
 void counts_atomic(Launch& l, Thread& t, bool shared, const Buffer* buffer) {
     t.chk->counts.atomics++;
     if (shared) {
@@ -454,9 +481,11 @@ void counts_converged(Launch& l, Block& b, int warp) {
 
 void counts_block_end(Launch& l, Block& b) {
     ThreadCounts most = l.counts.per_thread_max, least = l.counts.per_thread_min;
-    uint64_t exited = 0;
     const ThreadCounts* folded = nullptr; // the last thread folded in
-    for (unsigned i = 0; i < b.nthreads; i++) {
+    // A block whose threads all ran in block loops was folded there, thread by thread.
+    const unsigned n = b.folded_count == b.nthreads ? 0 : b.nthreads;
+    uint64_t exited = b.nthreads - n;
+    for (unsigned i = 0; i < n; i++) {
         if (b.states[i] != ThreadState::Exited) continue;
         exited++;
         if (b.folded[i]) continue; // ended inside a block loop: folded there (inline_fold_loops)
@@ -486,8 +515,14 @@ void counts_write(Json& j, const LaunchCounts& c) {
     j.unum("atomics", c.shared_atomics).end_object();
     write_threads(j, "per_thread_max", c.per_thread_max);
     write_threads(j, "per_thread_min", c.threads ? c.per_thread_min : ThreadCounts());
+    // In address order, whatever order their requests ended in.
+    std::vector<const BufferTally*> buffers;
+    for (const BufferTally& b : c.buffers) buffers.push_back(&b);
+    std::sort(buffers.begin(), buffers.end(),
+              [](const BufferTally* x, const BufferTally* y) { return x->addr < y->addr; });
     j.begin_array("buffers");
-    for (const BufferTally& b : c.buffers) {
+    for (const BufferTally* bp : buffers) {
+        const BufferTally& b = *bp;
         j.begin_object().unum("addr", b.addr).str("label", b.label.c_str());
         write_global(j, "loads", b.loads);
         write_global(j, "stores", b.stores);

@@ -84,8 +84,7 @@ struct Site {
     uint32_t retired = 0; // occurrences below this are finished
     uint32_t newest = 0;  // occurrences below this have a request (lanes that skipped one leave it empty)
     // Occurrence o (retired <= o < newest) is assembled in ring[o & (ring.size() - 1)]; the size
-    // is a power of two, grown when lanes run further apart. ring_data and ring_mask are read
-    // by check mode's inline checks (device/check_state.h, gpubook_count_site).
+    // is a power of two, grown when lanes run further apart.
     Request* ring_data = nullptr; // ring.data()
     uint32_t ring_mask = 0; // ring.size() - 1, kept: a Request is not a power of two in size
     std::vector<Request> ring;
@@ -129,6 +128,14 @@ void counts_begin_launch(Launch& l);
 // A device-memory access by `t` (check mode). `buffer`: the global buffer holding it, or null.
 void counts_access(Launch& l, Block& b, Thread& t, uintptr_t addr, size_t n, bool write, bool shared,
                    const Buffer* buffer, uintptr_t pc);
+// Its warp-level request alone (the thread's own counts are the caller's).
+void counts_request(Launch& l, Block& b, unsigned linear, uintptr_t addr, size_t n, bool write, bool shared,
+                    const Buffer* buffer, uintptr_t pc);
+// A warp-level global request whose lanes came in line (lane L at line + L x n, in `buffer`),
+// assembled elsewhere (check mode's inline checks): counted as finished.
+void counts_line(Launch& l, uint32_t lanes, uintptr_t line, size_t n, bool write, const Buffer* buffer);
+// Warp `warp`'s Site for `key` in block b, if it has one (none is made).
+Site* counts_find_site(BlockCounts& bc, unsigned warp, uintptr_t key);
 void counts_atomic(Launch& l, Thread& t, bool shared, const Buffer* buffer);
 // Every live lane of warp `warp` (or of every warp, `warp` < 0) is past this point: its open
 // requests are complete.

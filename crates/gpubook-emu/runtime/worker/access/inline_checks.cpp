@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <vector>
 
 extern "C" {
 __thread gpubook_check_state gpubook_check_tls __attribute__((tls_model("initial-exec"))) = {};
@@ -34,29 +35,17 @@ GPUBOOK_SAME_FIELD(GlobalAccess, gpubook_race_entry, meta, meta);
 static_assert(kGThreadMask == GPUBOOK_RACE_THREAD_MASK && kGWrite == GPUBOOK_RACE_WRITE &&
                   kGBytesShift == GPUBOOK_RACE_BYTES_SHIFT && kGBytesMask == GPUBOOK_RACE_BYTES_MASK,
               "compact entries read the same both sides");
-GPUBOOK_SAME_FIELD(Request, gpubook_request, lanes, lanes);
-GPUBOOK_SAME_FIELD(Request, gpubook_request, in_line, in_line);
-GPUBOOK_SAME_FIELD(Request, gpubook_request, line, line);
-GPUBOOK_SAME_FIELD(Request, gpubook_request, line_buffer, line_buffer);
-GPUBOOK_SAME_FIELD(Request, gpubook_request, addr, addr);
-GPUBOOK_SAME_FIELD(Request, gpubook_request, buffer, buffer);
-static_assert(sizeof(Request) == sizeof(gpubook_request), "a ring of Requests");
-GPUBOOK_SAME_FIELD(Site, gpubook_count_site, occurrences, occurrences);
-GPUBOOK_SAME_FIELD(Site, gpubook_count_site, floor, floor);
-GPUBOOK_SAME_FIELD(Site, gpubook_count_site, retired, retired);
-GPUBOOK_SAME_FIELD(Site, gpubook_count_site, newest, newest);
-GPUBOOK_SAME_FIELD(Site, gpubook_count_site, ring_data, ring);
-GPUBOOK_SAME_FIELD(Site, gpubook_count_site, ring_mask, ring_mask);
 #undef GPUBOOK_SAME_FIELD
 static_assert(kAccessWrite == 1 && kAccessAligned == 4, "the pass's flags, as check_inline.h reads them");
 
 namespace {
-__thread uint32_t tls_launches = 0; // this OS thread's launch numbers
 __thread bool tls_checked = false;  // the running launch checks inline
 __thread ThreadChecks tls_loop_checks;
 // The extremes of the counts of threads that ended inside block loops (gpubook_rt_loop_fold).
 __thread ThreadCounts tls_loop_most, tls_loop_least;
 __thread bool tls_loop_folded = false;
+// The slots with a run begun in the running block loop.
+thread_local std::vector<gpubook_site_slot*> tls_runs;
 
 void forget_loop_folds() {
     tls_loop_folded = false;
@@ -75,12 +64,7 @@ void inline_fold_loops(ThreadCounts& most, ThreadCounts& least) {
 
 void inline_begin_launch(bool checked) {
     gpubook_check_state& s = gpubook_check_tls;
-    if (++tls_launches == 0) { // wrapped: no slot may look current
-        for (gpubook_site_slot& slot : s.slots) slot.launch = 0;
-        tls_launches = 1;
-    }
     tls_checked = checked;
-    s.launch = tls_launches;
     s.arena_lo = g_arena.base();
     s.arena_bytes = checked ? g_arena.bytes() : 0;
     s.shared_lo = s.shared_bytes = 0;
@@ -92,7 +76,12 @@ void inline_begin_launch(bool checked) {
     s.unwritten = g_bits;
     s.unwritten_words = checked && g_any ? g_words : 0;
     inline_segments_moved();
-    inline_sites_moved();
+    // Every slot is stale, and a failed launch may have left runs.
+    for (gpubook_site_slot& slot : s.slots) {
+        slot.site = GPUBOOK_NO_SITE;
+        slot.run_warp = slot.run_next = GPUBOOK_NO_RUN;
+    }
+    tls_runs.clear();
 }
 
 void inline_set_thread(const Thread* t) {
@@ -108,6 +97,9 @@ void inline_set_thread(const Thread* t) {
 void inline_begin_loop(Block& b) {
     gpubook_check_state& s = gpubook_check_tls;
     s.hot = s.loop_hot;
+    // Only the worker counts these, and a thread that left the last loop took its own along.
+    ThreadCounts& c = tls_loop_checks.counts;
+    c.shared_loads = c.shared_stores = c.atomics = c.barriers = 0;
     if (!tls_checked) return;
     s.shared_lo = b.shared.base();
     s.shared_bytes = b.shared.capacity();
@@ -115,21 +107,46 @@ void inline_begin_loop(Block& b) {
 
 namespace {
 
-// After the worker checked a global access at `pc` in `buf`: what the site's next accesses need.
-void fill_slot(Worker& w, gpubook_site_slot& slot, unsigned site, const Buffer& buf, uintptr_t pc) {
+// Ends the slot's run. `to_site`: its warp's lanes may still run the site (the loop ended in
+// that warp, or the warp's next access at the site is not the run's): each lane joins the
+// warp's Site, in order, as if it had called. Otherwise every lane of the warp is past it: the
+// run is one finished request.
+void end_run(Worker& w, gpubook_site_slot& slot, bool to_site) {
+    const unsigned warp = slot.run_warp, next_thread = slot.run_next;
+    slot.run_warp = slot.run_next = GPUBOOK_NO_RUN; // no lane joins it inline any more
+    if (warp == GPUBOOK_NO_RUN) return;
+    const Buffer* buf = static_cast<const Buffer*>(slot.buffer);
+    const unsigned next = next_thread == GPUBOOK_NO_RUN ? kWarpSize : next_thread % kWarpSize;
+    const uintptr_t line = slot.run_next_addr - next * slot.run_size;
+    if (!to_site) {
+        const uint32_t below_next = next == kWarpSize ? ~0u : (1u << next) - 1;
+        const uint32_t lanes = below_next & ~((1u << slot.run_first_lane) - 1);
+        counts_line(*w.launch, lanes, line, slot.run_size, slot.run_write, buf);
+        return;
+    }
+    for (unsigned lane = slot.run_first_lane; lane < next; lane++)
+        counts_request(*w.launch, *w.blk, warp * kWarpSize + lane, line + lane * slot.run_size, slot.run_size,
+                       slot.run_write, false, buf, slot.count_pc);
+}
+
+// Before the worker counts an access of the running thread at the slot's site.
+void end_run_for(Worker& w, gpubook_site_slot& slot) {
+    end_run(w, slot, slot.run_warp == gpubook_check_tls.thread / kWarpSize);
+}
+
+// After the worker checked a global access of `n` bytes at `pc` in `buf`: what the site's next
+// accesses need.
+void fill_slot(Worker& w, gpubook_site_slot& slot, unsigned site, const Buffer& buf, size_t n, uintptr_t pc) {
     gpubook_check_state& s = gpubook_check_tls;
     Block& b = *w.blk;
     const unsigned warp = w.current->linear / kWarpSize;
-    Site& cs = site_of(b.counts, warp, (pc << 1));
-    slot.launch = s.launch;
     slot.site = site;
     slot.lo = buf.addr;
-    slot.end = buf.addr + buf.bytes;
+    slot.limit = buf.bytes - n; // the access fits: check_global returned
     slot.buffer = &buf;
     slot.race_meta = g_global ? site_of(uint32_t(pc - w.launch->module_base)) << kGSiteShift : 0;
-    slot.count_site = reinterpret_cast<gpubook_count_site*>(&cs);
-    slot.count_warp = warp;
-    slot.count_gen = s.count_gen; // after site_of, which may have moved the Sites
+    slot.count_pc = pc;
+    slot.run_warp = slot.run_next = GPUBOOK_NO_RUN; // end_run_for ended it
     if (g_global) {
         s.seg = current_segment(b, b.warps[warp]);
         s.seg_warp = warp;
@@ -138,12 +155,17 @@ void fill_slot(Worker& w, gpubook_site_slot& slot, unsigned site, const Buffer& 
 
 } // namespace
 
+void inline_end_loop(Worker& w, bool to_sites) {
+    for (gpubook_site_slot* slot : tls_runs) end_run(w, *slot, to_sites);
+    tls_runs.clear();
+}
+
 } // namespace gpubook::rt
 
 using namespace gpubook::rt;
 
 extern "C" void gpubook_rt_loop_fold(void) {
-    const ThreadCounts& c = tls_loop_checks.counts;
+    ThreadCounts& c = tls_loop_checks.counts;
     if (!tls_loop_folded) {
         tls_loop_most = tls_loop_least = c;
         tls_loop_folded = true;
@@ -152,8 +174,12 @@ extern "C" void gpubook_rt_loop_fold(void) {
         fold_min(tls_loop_least, c);
     }
     uint64_t* last = gpubook_check_tls.loop_last;
-    last[0] = c.global_loads, last[1] = c.global_stores, last[2] = c.shared_loads;
-    last[3] = c.shared_stores, last[4] = c.atomics, last[5] = c.barriers;
+    last[0] = c.global_loads, last[1] = c.global_stores;
+    if (!tls_loop_checks.started) return;
+    // The worker counted for it: the next thread starts from zero, and is folded whatever its
+    // global counts (its other counts differ from this one's).
+    c.shared_loads = c.shared_stores = c.atomics = c.barriers = 0;
+    last[0] = ~uint64_t(0);
 }
 
 extern "C" void gpubook_rt_check_shared(const void* p, unsigned long n, unsigned flags) {
@@ -170,6 +196,39 @@ extern "C" void gpubook_rt_check_slow(const void* p, unsigned long n, unsigned f
     if (__builtin_expect(g_access_checks_off, 0) || !w || !w->blk) return;
     loop_sync(*w);
     uintptr_t a = reinterpret_cast<uintptr_t>(p);
+    end_run_for(*w, *slot); // the slot is the site's, or another site's now refilled
     const Buffer& buf = check_global(*w, a, n, flags, pc); // the inline path saw it in the arena
-    fill_slot(*w, *slot, site, buf, pc);
+    fill_slot(*w, *slot, site, buf, n, pc);
+}
+
+extern "C" void gpubook_rt_warp_segment(void) {
+    Worker* w = tls_worker;
+    if (!w || !w->blk) return;
+    gpubook_check_state& s = gpubook_check_tls;
+    const unsigned warp = s.thread / kWarpSize;
+    s.seg = current_segment(*w->blk, w->blk->warps[warp]);
+    s.seg_warp = warp;
+}
+
+extern "C" void gpubook_rt_count(gpubook_site_slot* slot, const void* p, unsigned long n, unsigned flags) {
+    Worker* w = tls_worker;
+    if (__builtin_expect(g_access_checks_off, 0) || !w || !w->blk) return;
+    const gpubook_check_state& s = gpubook_check_tls;
+    const unsigned linear = s.thread, warp = linear / kWarpSize, lane = linear % kWarpSize;
+    const uintptr_t a = reinterpret_cast<uintptr_t>(p), key = slot->count_pc << 1;
+    const bool write = flags & kAccessWrite;
+    end_run_for(*w, *slot);
+    // A block loop's lane at a site its warp has not counted at: the first of a run.
+    if (s.hot == s.loop_hot && !counts_find_site(w->blk->counts, warp, key)) {
+        slot->run_warp = warp;
+        slot->run_next = lane == kWarpSize - 1 ? GPUBOOK_NO_RUN : linear + 1;
+        slot->run_next_addr = a + n;
+        slot->run_first_lane = lane;
+        slot->run_size = uint32_t(n);
+        slot->run_write = write;
+        tls_runs.push_back(slot);
+        return;
+    }
+    counts_request(*w->launch, *w->blk, linear, a, n, write, false, static_cast<const Buffer*>(slot->buffer),
+                   slot->count_pc);
 }

@@ -87,6 +87,22 @@ GPUBOOK_CHECK_FN bool check_global_inline(gpubook_check_state& s, uintptr_t a, u
     if (thread == slot.run_next && a == slot.run_next_addr) {
         slot.run_next = lane == 31 ? GPUBOOK_NO_RUN : thread + 1;
         slot.run_next_addr = a + n;
+    } else if (s.hot == s.loop_hot && slot.known_loop == s.loop && slot.run_warp != warp && slot.sited_warp != warp) {
+        // A warp's first lane at the site, in a block loop, with no Site for it: a run begins.
+        // The slot's run of an earlier warp is over (its lanes have all run).
+        if (slot.run_warp != GPUBOOK_NO_RUN) {
+            if (slot.run_next == GPUBOOK_NO_RUN && slot.run_first_lane == 0) { // a whole warp in line
+                slot.tally_requests++;
+                slot.tally_sectors += (slot.run_next_addr - 1) / 32 - (slot.run_next_addr - 32 * n) / 32 + 1;
+            } else {
+                gpubook_rt_run_end(&slot);
+            }
+        }
+        slot.run_warp = warp;
+        slot.run_first_lane = lane;
+        slot.run_next = lane == 31 ? GPUBOOK_NO_RUN : thread + 1;
+        slot.run_next_addr = a + n;
+        s.touched[(site % GPUBOOK_SITE_SLOTS) / 64] |= uint64_t(1) << (site % 64);
     } else {
         gpubook_rt_count(&slot, reinterpret_cast<const void*>(a), n, flags);
     }

@@ -52,7 +52,13 @@ struct gpubook_site_slot {
     uint32_t run_next;            // the thread (linear) that joins next; GPUBOOK_NO_RUN after lane 31
     uintptr_t run_next_addr;      // at this address
     uint32_t run_first_lane;      // lanes run_first_lane up to run_next's have joined
-    uint32_t run_size, run_write;
+    uint32_t run_size, run_write; // the site's access
+    // What the worker knows of the site's counts Sites in the running block loop (while
+    // known_loop is the state's loop): of the warps not yet past the site, at most sited_warp
+    // has one. Any other warp's first lane begins a run inline.
+    uint32_t known_loop, sited_warp;
+    // Runs of whole warps the inline code ended (a later warp began one): requests, sectors.
+    uint64_t tally_requests, tally_sectors;
 };
 #define GPUBOOK_SITE_SLOTS 256
 
@@ -72,6 +78,8 @@ struct gpubook_check_state {
     struct gpubook_race_entry* compact; // one a 4-byte word of the arena; null: no race check
     uint64_t* unwritten;               // one bit a word, 1 = never written, for the first
     uintptr_t unwritten_words;         // this many words
+    uint32_t loop;                     // the block loop's number on this OS thread
+    uint64_t touched[GPUBOOK_SITE_SLOTS / 64]; // slots with a run or a tally in this loop
     struct gpubook_site_slot slots[GPUBOOK_SITE_SLOTS];
 };
 
@@ -89,6 +97,8 @@ void gpubook_rt_warp_segment(void);
 // to the Site first), or the first lane of a run when its warp has no Site here in a block loop
 // (the slot's run of an earlier warp counted first).
 void gpubook_rt_count(struct gpubook_site_slot* slot, const void* p, unsigned long n, unsigned flags);
+// A run the inline code ends that is not a whole warp in line: the worker counts it.
+void gpubook_rt_run_end(struct gpubook_site_slot* slot);
 // A shared-memory access: check_shared's whole work (the inline path takes none of them yet).
 void gpubook_rt_check_shared(const void* p, unsigned long n, unsigned flags);
 // A block loop's thread ended with counts unlike loop_last, or started by the worker: fold them in.

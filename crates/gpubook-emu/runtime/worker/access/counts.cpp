@@ -450,6 +450,22 @@ void counts_line(Launch& l, uint32_t lanes, uintptr_t line, size_t n, bool write
     finish(l.counts, r);
 }
 
+void counts_lines(Launch& l, uint64_t requests, uint64_t sectors, size_t n, bool write, const Buffer* buffer) {
+    const uint64_t bytes = requests * 32 * n;
+    GlobalTally& all = write ? l.counts.global_stores : l.counts.global_loads;
+    all.requests += requests;
+    all.bytes += bytes;
+    all.unique_bytes += bytes;
+    all.sectors += sectors;
+    if (!buffer) return;
+    BufferTally& t = tally_for(l.counts, buffer);
+    GlobalTally& mine = write ? t.stores : t.loads;
+    mine.requests += requests;
+    mine.bytes += bytes;
+    mine.unique_bytes += bytes;
+    mine.sectors += sectors;
+}
+
 Site* counts_find_site(BlockCounts& bc, unsigned warp, uintptr_t key) {
     const SiteCacheEntry& e = bc.cache[(key * 0x9E3779B97F4A7C15ull) >> 60];
     if (e.key == key && e.warp == warp && e.generation == bc.generation) return &bc.sites[e.site];

@@ -134,6 +134,8 @@ void counts_request(Launch& l, Block& b, unsigned linear, uintptr_t addr, size_t
 // A warp-level global request whose lanes came in line (lane L at line + L x n, in `buffer`),
 // assembled elsewhere (check mode's inline checks): counted as finished.
 void counts_line(Launch& l, uint32_t lanes, uintptr_t line, size_t n, bool write, const Buffer* buffer);
+// `requests` such requests of whole warps, `sectors` the sectors they touched in all.
+void counts_lines(Launch& l, uint64_t requests, uint64_t sectors, size_t n, bool write, const Buffer* buffer);
 // Warp `warp`'s Site for `key` in block b, if it has one (none is made).
 Site* counts_find_site(BlockCounts& bc, unsigned warp, uintptr_t key);
 void counts_atomic(Launch& l, Thread& t, bool shared, const Buffer* buffer);

@@ -10,7 +10,6 @@
 
 #include <algorithm>
 #include <cstddef>
-#include <vector>
 
 extern "C" {
 __thread gpubook_check_state gpubook_check_tls __attribute__((tls_model("initial-exec"))) = {};
@@ -44,8 +43,6 @@ __thread ThreadChecks tls_loop_checks;
 // The extremes of the counts of threads that ended inside block loops (gpubook_rt_loop_fold).
 __thread ThreadCounts tls_loop_most, tls_loop_least;
 __thread bool tls_loop_folded = false;
-// The slots with a run begun in the running block loop.
-thread_local std::vector<gpubook_site_slot*> tls_runs;
 
 void forget_loop_folds() {
     tls_loop_folded = false;
@@ -76,12 +73,14 @@ void inline_begin_launch(bool checked) {
     s.unwritten = g_bits;
     s.unwritten_words = checked && g_any ? g_words : 0;
     inline_segments_moved();
-    // Every slot is stale, and a failed launch may have left runs.
+    // Every slot is stale, and a failed launch may have left runs and tallies.
     for (gpubook_site_slot& slot : s.slots) {
         slot.site = GPUBOOK_NO_SITE;
         slot.run_warp = slot.run_next = GPUBOOK_NO_RUN;
+        slot.known_loop = 0;
+        slot.tally_requests = slot.tally_sectors = 0;
     }
-    tls_runs.clear();
+    std::fill(std::begin(s.touched), std::end(s.touched), 0);
 }
 
 void inline_set_thread(const Thread* t) {
@@ -97,6 +96,10 @@ void inline_set_thread(const Thread* t) {
 void inline_begin_loop(Block& b) {
     gpubook_check_state& s = gpubook_check_tls;
     s.hot = s.loop_hot;
+    if (++s.loop == 0) { // wrapped: no slot may know this loop
+        for (gpubook_site_slot& slot : s.slots) slot.known_loop = 0;
+        s.loop = 1;
+    }
     // Only the worker counts these, and a thread that left the last loop took its own along.
     ThreadCounts& c = tls_loop_checks.counts;
     c.shared_loads = c.shared_stores = c.atomics = c.barriers = 0;
@@ -127,6 +130,27 @@ void end_run(Worker& w, gpubook_site_slot& slot, bool to_site) {
     for (unsigned lane = slot.run_first_lane; lane < next; lane++)
         counts_request(*w.launch, *w.blk, warp * kWarpSize + lane, line + lane * slot.run_size, slot.run_size,
                        slot.run_write, false, buf, slot.count_pc);
+    slot.sited_warp = warp; // it has a Site now
+}
+
+// The whole-warp runs the inline code counted in the slot, into the launch's counts.
+void flush_tally(Worker& w, gpubook_site_slot& slot) {
+    if (!slot.tally_requests) return;
+    counts_lines(*w.launch, slot.tally_requests, slot.tally_sectors, slot.run_size, slot.run_write,
+                 static_cast<const Buffer*>(slot.buffer));
+    slot.tally_requests = slot.tally_sectors = 0;
+}
+
+// A run begins at the slot: `linear`'s access at `a`, in a block loop.
+void begin_run(gpubook_site_slot& slot, unsigned linear, uintptr_t a, size_t n) {
+    gpubook_check_state& s = gpubook_check_tls;
+    const unsigned lane = linear % kWarpSize;
+    slot.run_warp = linear / kWarpSize;
+    slot.run_first_lane = lane;
+    slot.run_next = lane == kWarpSize - 1 ? GPUBOOK_NO_RUN : linear + 1;
+    slot.run_next_addr = a + n;
+    const size_t i = size_t(&slot - s.slots);
+    s.touched[i / 64] |= uint64_t(1) << (i % 64);
 }
 
 // Before the worker counts an access of the running thread at the slot's site.
@@ -136,7 +160,8 @@ void end_run_for(Worker& w, gpubook_site_slot& slot) {
 
 // After the worker checked a global access of `n` bytes at `pc` in `buf`: what the site's next
 // accesses need.
-void fill_slot(Worker& w, gpubook_site_slot& slot, unsigned site, const Buffer& buf, size_t n, uintptr_t pc) {
+void fill_slot(Worker& w, gpubook_site_slot& slot, unsigned site, const Buffer& buf, size_t n, bool write,
+               uintptr_t pc) {
     gpubook_check_state& s = gpubook_check_tls;
     Block& b = *w.blk;
     const unsigned warp = w.current->linear / kWarpSize;
@@ -147,6 +172,12 @@ void fill_slot(Worker& w, gpubook_site_slot& slot, unsigned site, const Buffer& 
     slot.race_meta = g_global ? site_of(uint32_t(pc - w.launch->module_base)) << kGSiteShift : 0;
     slot.count_pc = pc;
     slot.run_warp = slot.run_next = GPUBOOK_NO_RUN; // end_run_for ended it
+    slot.run_size = uint32_t(n);
+    slot.run_write = write;
+    if (w.loop) { // the access's warp has a Site now; the loop's later warps have not started
+        slot.known_loop = s.loop;
+        slot.sited_warp = warp;
+    }
     if (g_global) {
         s.seg = current_segment(b, b.warps[warp]);
         s.seg_warp = warp;
@@ -156,8 +187,15 @@ void fill_slot(Worker& w, gpubook_site_slot& slot, unsigned site, const Buffer& 
 } // namespace
 
 void inline_end_loop(Worker& w, bool to_sites) {
-    for (gpubook_site_slot* slot : tls_runs) end_run(w, *slot, to_sites);
-    tls_runs.clear();
+    gpubook_check_state& s = gpubook_check_tls;
+    for (size_t word = 0; word < GPUBOOK_SITE_SLOTS / 64; word++) {
+        for (uint64_t bits = s.touched[word]; bits; bits &= bits - 1) {
+            gpubook_site_slot& slot = s.slots[word * 64 + size_t(__builtin_ctzll(bits))];
+            end_run(w, slot, to_sites);
+            flush_tally(w, slot);
+        }
+        s.touched[word] = 0;
+    }
 }
 
 } // namespace gpubook::rt
@@ -197,8 +235,15 @@ extern "C" void gpubook_rt_check_slow(const void* p, unsigned long n, unsigned f
     loop_sync(*w);
     uintptr_t a = reinterpret_cast<uintptr_t>(p);
     end_run_for(*w, *slot); // the slot is the site's, or another site's now refilled
+    flush_tally(*w, *slot);
     const Buffer& buf = check_global(*w, a, n, flags, pc); // the inline path saw it in the arena
-    fill_slot(*w, *slot, site, buf, n, pc);
+    fill_slot(*w, *slot, site, buf, n, flags & kAccessWrite, pc);
+}
+
+extern "C" void gpubook_rt_run_end(gpubook_site_slot* slot) {
+    Worker* w = tls_worker;
+    if (!w || !w->blk) return;
+    end_run(*w, *slot, false);
 }
 
 extern "C" void gpubook_rt_warp_segment(void) {
@@ -214,20 +259,22 @@ extern "C" void gpubook_rt_count(gpubook_site_slot* slot, const void* p, unsigne
     Worker* w = tls_worker;
     if (__builtin_expect(g_access_checks_off, 0) || !w || !w->blk) return;
     const gpubook_check_state& s = gpubook_check_tls;
-    const unsigned linear = s.thread, warp = linear / kWarpSize, lane = linear % kWarpSize;
+    const unsigned linear = s.thread, warp = linear / kWarpSize;
     const uintptr_t a = reinterpret_cast<uintptr_t>(p), key = slot->count_pc << 1;
     const bool write = flags & kAccessWrite;
     end_run_for(*w, *slot);
-    // A block loop's lane at a site its warp has not counted at: the first of a run.
-    if (s.hot == s.loop_hot && !counts_find_site(w->blk->counts, warp, key)) {
-        slot->run_warp = warp;
-        slot->run_next = lane == kWarpSize - 1 ? GPUBOOK_NO_RUN : linear + 1;
-        slot->run_next_addr = a + n;
-        slot->run_first_lane = lane;
-        slot->run_size = uint32_t(n);
-        slot->run_write = write;
-        tls_runs.push_back(slot);
-        return;
+    if (s.hot == s.loop_hot) {
+        // In a block loop: what the slot may know from here on (check_state.h known_loop).
+        if (slot->known_loop != s.loop) {
+            slot->known_loop = s.loop;
+            slot->sited_warp = GPUBOOK_NO_RUN;
+        }
+        // A lane at a site its warp has not counted at: the first of a run.
+        if (!counts_find_site(w->blk->counts, warp, key)) {
+            begin_run(*slot, linear, a, n);
+            return;
+        }
+        slot->sited_warp = warp;
     }
     counts_request(*w->launch, *w->blk, linear, a, n, write, false, static_cast<const Buffer*>(slot->buffer),
                    slot->count_pc);

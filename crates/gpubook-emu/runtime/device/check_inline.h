@@ -58,7 +58,7 @@ GPUBOOK_CHECK_FN bool check_global_inline(gpubook_check_state& s, uintptr_t a, u
     }
     gpubook_thread_hot* hot = s.hot;
     if (hot->slice + 1 >= GPUBOOK_LOCKSTEP_ACCESSES) return false; // the worker makes it yield
-    const uint32_t thread = s.thread, warp = thread >> 5, lane = thread & 31;
+    const uint32_t thread = s.thread, warp = thread >> 5;
     // Races: the word's compact entry, kept only while one thread owns the word (races.cpp
     // one_thread, its same-segment cases).
     gpubook_race_entry* entry = nullptr;
@@ -85,9 +85,10 @@ GPUBOOK_CHECK_FN bool check_global_inline(gpubook_check_state& s, uintptr_t a, u
     // worker's counts, which cannot decline.
     commit_global(hot, write, unwritten, ubit, entry, cur);
     if (thread == slot.run_next && a == slot.run_next_addr) {
-        slot.run_next = lane == 31 ? GPUBOOK_NO_RUN : thread + 1;
+        slot.run_next = gpubook_run_next(thread);
         slot.run_next_addr = a + n;
-    } else if (s.hot == s.loop_hot && slot.known_loop == s.loop && slot.run_warp != warp && slot.sited_warp != warp) {
+    } else if (s.hot == s.loop_hot && slot.known_loop == s.loop && slot.run_warp != warp &&
+               slot.sited_warp != warp) {
         // A warp's first lane at the site, in a block loop, with no Site for it: a run begins.
         // The slot's run of an earlier warp is over (its lanes have all run).
         if (slot.run_warp != GPUBOOK_NO_RUN) {
@@ -98,11 +99,7 @@ GPUBOOK_CHECK_FN bool check_global_inline(gpubook_check_state& s, uintptr_t a, u
                 gpubook_rt_run_end(&slot);
             }
         }
-        slot.run_warp = warp;
-        slot.run_first_lane = lane;
-        slot.run_next = lane == 31 ? GPUBOOK_NO_RUN : thread + 1;
-        slot.run_next_addr = a + n;
-        s.touched[(site % GPUBOOK_SITE_SLOTS) / 64] |= uint64_t(1) << (site % 64);
+        gpubook_begin_run(&s, site % GPUBOOK_SITE_SLOTS, thread, a, n);
     } else {
         gpubook_rt_count(&slot, reinterpret_cast<const void*>(a), n, flags);
     }

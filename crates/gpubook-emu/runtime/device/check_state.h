@@ -83,6 +83,25 @@ struct gpubook_check_state {
     struct gpubook_site_slot slots[GPUBOOK_SITE_SLOTS];
 };
 
+// What the inline checks and the worker both do to a run (not instrumented, in the kernel).
+#define GPUBOOK_STATE_FN static inline __attribute__((always_inline, no_instrument_function))
+
+// The thread that joins a run after `thread`: none after a warp's lane 31.
+GPUBOOK_STATE_FN uint32_t gpubook_run_next(uint32_t thread) {
+    return (thread & 31) == 31 ? GPUBOOK_NO_RUN : thread + 1;
+}
+
+// A run begins at slot `i`: `thread`'s access of `n` bytes at `a`.
+GPUBOOK_STATE_FN void gpubook_begin_run(struct gpubook_check_state* s, unsigned i, uint32_t thread, uintptr_t a,
+                                        unsigned long n) {
+    struct gpubook_site_slot* slot = &s->slots[i];
+    slot->run_warp = thread >> 5;
+    slot->run_first_lane = thread & 31;
+    slot->run_next = gpubook_run_next(thread);
+    slot->run_next_addr = a + n;
+    s->touched[i / 64] |= (uint64_t)1 << (i % 64);
+}
+
 extern "C" {
 extern __thread struct gpubook_check_state gpubook_check_tls __attribute__((tls_model("initial-exec")));
 // A global access the inline path declines: check_access's whole work (the slot's run handed to

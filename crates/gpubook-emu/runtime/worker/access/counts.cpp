@@ -17,8 +17,8 @@ namespace {
 // request this old has every lane it will ever get (the others skipped the instruction).
 constexpr uint32_t kMaxAge = 1024;
 
-void add(GlobalTally& t, uint64_t bytes, uint64_t unique, uint64_t sectors) {
-    t.requests++;
+void add(GlobalTally& t, uint64_t bytes, uint64_t unique, uint64_t sectors, uint64_t requests = 1) {
+    t.requests += requests;
     t.bytes += bytes;
     t.unique_bytes += unique;
     t.sectors += sectors;
@@ -452,18 +452,10 @@ void counts_line(Launch& l, uint32_t lanes, uintptr_t line, size_t n, bool write
 
 void counts_lines(Launch& l, uint64_t requests, uint64_t sectors, size_t n, bool write, const Buffer* buffer) {
     const uint64_t bytes = requests * 32 * n;
-    GlobalTally& all = write ? l.counts.global_stores : l.counts.global_loads;
-    all.requests += requests;
-    all.bytes += bytes;
-    all.unique_bytes += bytes;
-    all.sectors += sectors;
+    add(write ? l.counts.global_stores : l.counts.global_loads, bytes, bytes, sectors, requests);
     if (!buffer) return;
     BufferTally& t = tally_for(l.counts, buffer);
-    GlobalTally& mine = write ? t.stores : t.loads;
-    mine.requests += requests;
-    mine.bytes += bytes;
-    mine.unique_bytes += bytes;
-    mine.sectors += sectors;
+    add(write ? t.stores : t.loads, bytes, bytes, sectors, requests);
 }
 
 Site* counts_find_site(BlockCounts& bc, unsigned warp, uintptr_t key) {

@@ -141,18 +141,6 @@ void flush_tally(Worker& w, gpubook_site_slot& slot) {
     slot.tally_requests = slot.tally_sectors = 0;
 }
 
-// A run begins at the slot: `linear`'s access at `a`, in a block loop.
-void begin_run(gpubook_site_slot& slot, unsigned linear, uintptr_t a, size_t n) {
-    gpubook_check_state& s = gpubook_check_tls;
-    const unsigned lane = linear % kWarpSize;
-    slot.run_warp = linear / kWarpSize;
-    slot.run_first_lane = lane;
-    slot.run_next = lane == kWarpSize - 1 ? GPUBOOK_NO_RUN : linear + 1;
-    slot.run_next_addr = a + n;
-    const size_t i = size_t(&slot - s.slots);
-    s.touched[i / 64] |= uint64_t(1) << (i % 64);
-}
-
 // Before the worker counts an access of the running thread at the slot's site.
 void end_run_for(Worker& w, gpubook_site_slot& slot) {
     end_run(w, slot, slot.run_warp == gpubook_check_tls.thread / kWarpSize);
@@ -271,7 +259,8 @@ extern "C" void gpubook_rt_count(gpubook_site_slot* slot, const void* p, unsigne
         }
         // A lane at a site its warp has not counted at: the first of a run.
         if (!counts_find_site(w->blk->counts, warp, key)) {
-            begin_run(*slot, linear, a, n);
+            gpubook_check_state& st = gpubook_check_tls;
+            gpubook_begin_run(&st, unsigned(slot - st.slots), linear, a, n);
             return;
         }
         slot->sited_warp = warp;

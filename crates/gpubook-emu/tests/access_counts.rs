@@ -155,6 +155,9 @@ fn a_tiled_matmul_reads_global_memory_tile_times_less() {
     // 32 requests. No conflicts: one wavefront each.
     assert_eq!(tiled.shared.stores, shared(1024, 4096 * 8 * 4, 1024, 1024));
     assert_eq!(tiled.shared.loads, shared(16384, 4096 * 4 * 32 * 4, 16384, 16384));
+    // Per thread: 2 stores and 2 x 16 loads a tile (check mode's inline checks count most of them).
+    assert_eq!((tiled.per_thread_max.shared_stores, tiled.per_thread_min.shared_stores), (8, 8));
+    assert_eq!((tiled.per_thread_max.shared_loads, tiled.per_thread_min.shared_loads), (128, 128));
     assert_eq!(tiled.per_thread_max.barriers, 8);
     assert_eq!(naive.per_thread_max.barriers, 0);
 }

@@ -2,10 +2,12 @@
 // runtime/pass/gpubook_pass.cpp calls __gpubook_chk(address, bytes, flags, site) before every
 // load and store through a pointer that is not volatile, before the inliner runs, so each call
 // becomes the code below at its access. The checks of the common global access (a buffer the
-// site hit before, aligned, a word no other thread touched this launch) are done here, and its
-// counts when it is the next lane of its site's run (check_state.h); the worker does the rest of
-// the counts (gpubook_rt_count), and the whole of any other access (gpubook_rt_check_slow, and
-// every shared-memory access gpubook_rt_check_shared) as for ThreadSanitizer's hooks.
+// site hit before, aligned, a word no other thread touched this launch) and of the common
+// shared access (an aligned word of a variable the site hit before, no other thread's write
+// since the last barrier) are done here, and their counts when the access is the next lane of
+// its site's run (check_state.h); the worker does the rest of the counts (gpubook_rt_count), and
+// the whole of any other access (gpubook_rt_check_slow, gpubook_rt_check_shared) as for
+// ThreadSanitizer's hooks.
 #ifndef GPUBOOK_CHECK_INLINE_H
 #define GPUBOOK_CHECK_INLINE_H
 
@@ -29,6 +31,32 @@ bool __gpubook_maybe_device(const void* p) __attribute__((const, nothrow, leaf))
 
 namespace gpubook {
 namespace device {
+
+// The access's warp-level request for the counts: the lane's turn in the slot's run of its
+// warp's request (check_state.h), else the worker's counts, which cannot decline.
+GPUBOOK_CHECK_FN void count_request(gpubook_check_state& s, gpubook_site_slot& slot, uint32_t thread, uintptr_t a,
+                                    unsigned long n, unsigned flags, unsigned site) {
+    const uint32_t warp = thread >> 5;
+    if (thread == slot.run_next && a == slot.run_next_addr) {
+        slot.run_next = gpubook_run_next(thread);
+        slot.run_next_addr = a + n;
+    } else if (s.hot == s.loop_hot && slot.known_loop == s.loop && slot.run_warp != warp &&
+               slot.sited_warp != warp) {
+        // A warp's first lane at the site, in a block loop, with no Site for it: a run begins.
+        // The slot's run of an earlier warp is over (its lanes have all run).
+        if (slot.run_warp != GPUBOOK_NO_RUN) {
+            if (slot.run_next == GPUBOOK_NO_RUN && slot.run_first_lane == 0 && !slot.shared) { // a whole warp in line
+                slot.tally_requests++;
+                slot.tally_sectors += (slot.run_next_addr - 1) / 32 - (slot.run_next_addr - 32 * n) / 32 + 1;
+            } else {
+                gpubook_rt_run_end(&slot);
+            }
+        }
+        gpubook_begin_run(&s, site % GPUBOOK_SITE_SLOTS, thread, a, n);
+    } else {
+        gpubook_rt_count(&slot, reinterpret_cast<const void*>(a), n, flags);
+    }
+}
 
 // Decided: the access's never-written mark, race entry and thread counts.
 GPUBOOK_CHECK_FN void commit_global(gpubook_thread_hot* hot, bool write, uint64_t* unwritten,
@@ -81,28 +109,56 @@ GPUBOOK_CHECK_FN bool check_global_inline(gpubook_check_state& s, uintptr_t a, u
             }
         }
     }
-    // Counts: the lane's turn in the slot's run of its warp's request (check_state.h), else the
-    // worker's counts, which cannot decline.
     commit_global(hot, write, unwritten, ubit, entry, cur);
-    if (thread == slot.run_next && a == slot.run_next_addr) {
-        slot.run_next = gpubook_run_next(thread);
-        slot.run_next_addr = a + n;
-    } else if (s.hot == s.loop_hot && slot.known_loop == s.loop && slot.run_warp != warp &&
-               slot.sited_warp != warp) {
-        // A warp's first lane at the site, in a block loop, with no Site for it: a run begins.
-        // The slot's run of an earlier warp is over (its lanes have all run).
-        if (slot.run_warp != GPUBOOK_NO_RUN) {
-            if (slot.run_next == GPUBOOK_NO_RUN && slot.run_first_lane == 0) { // a whole warp in line
-                slot.tally_requests++;
-                slot.tally_sectors += (slot.run_next_addr - 1) / 32 - (slot.run_next_addr - 32 * n) / 32 + 1;
-            } else {
-                gpubook_rt_run_end(&slot);
-            }
-        }
-        gpubook_begin_run(&s, site % GPUBOOK_SITE_SLOTS, thread, a, n);
+    count_request(s, slot, thread, a, n, flags, site);
+    return true;
+}
+
+// Whether a shadow entry is another thread's access.
+GPUBOOK_CHECK_FN bool another_thread(gpubook_shared_access e, uint32_t me) {
+    return e.who && (e.who & GPUBOOK_SHARED_THREAD_MASK) != me;
+}
+
+// The common case of a shared-memory access: an aligned word of a variable the site hit before
+// in this block, once every byte of the block's shared memory has been written, that no other
+// thread touched since the last barrier or that only others read (races.cpp check_shared_word,
+// its cases without another thread's write). Returns false, having written nothing, when the
+// worker must do it.
+GPUBOOK_CHECK_FN bool check_shared_inline(gpubook_check_state& s, uintptr_t a, unsigned long n, unsigned flags,
+                                          unsigned site, gpubook_site_slot& slot) {
+    const uint32_t thread = s.thread, warp = thread >> 5, me = thread + 1;
+    if (s.seg_warp != warp) gpubook_rt_warp_segment(); // the block's shared fields too
+    if (slot.site != site || slot.layout != s.shared_layout || a - slot.lo > slot.limit) return false;
+    if (n != 4 || (a & 3)) return false;
+    gpubook_shared_word* shadow = s.shared_shadow;
+    if (!shadow || *s.shared_unwritten) return false;
+    gpubook_thread_hot* hot = s.hot;
+    if (hot->slice + 1 >= GPUBOOK_LOCKSTEP_ACCESSES) return false; // the worker makes it yield
+    const bool write = flags & GPUBOOK_ACCESS_WRITE;
+    gpubook_shared_word& w = shadow[(a - s.shared_lo) >> 2];
+    const bool fresh = w.interval != s.shared_interval;
+    if (!fresh && (another_thread(w.write, me) ||
+                   (write && (another_thread(w.read1, me) || another_thread(w.read2, me)))))
+        return false;
+    const gpubook_shared_access cur = {slot.shared_pc_bytes, uint16_t(me | (write ? GPUBOOK_SHARED_WRITE : 0u)),
+                                       s.shared_epoch};
+    if (fresh) { // nothing since the last barrier: this access starts the word
+        w.interval = s.shared_interval;
+        w.write = write ? cur : gpubook_shared_access{};
+        w.read1 = write ? gpubook_shared_access{} : cur;
+        w.read2 = gpubook_shared_access{};
+    } else if (write) {
+        w.write = cur;
+    } else if ((w.read1.who & GPUBOOK_SHARED_THREAD_MASK) != me) {
+        w.read2 = w.read1;
+        w.read1 = cur;
     } else {
-        gpubook_rt_count(&slot, reinterpret_cast<const void*>(a), n, flags);
+        w.read1 = cur;
     }
+    if (write) hot->shared_stores++;
+    else hot->shared_loads++;
+    hot->slice++;
+    count_request(s, slot, thread, a, n, flags, site);
     return true;
 }
 
@@ -120,8 +176,9 @@ static inline __attribute__((no_instrument_function, used)) void __gpubook_chk(c
     const uintptr_t a = uintptr_t(p), off = a - s.arena_lo;
     gpubook_site_slot& slot = s.slots[site % GPUBOOK_SITE_SLOTS];
     if (off >= s.arena_bytes) {
-        // Shared memory goes to the worker; anything else (a local, a host global) is not checked.
-        if (a - s.shared_lo < s.shared_bytes) gpubook_rt_check_shared(p, n, flags);
+        // Anything neither device nor shared memory (a local, a host global) is not checked.
+        if (a - s.shared_lo < s.shared_bytes && !::gpubook::device::check_shared_inline(s, a, n, flags, site, slot))
+            gpubook_rt_check_shared(p, n, flags, &slot, site);
         return;
     }
     if (!::gpubook::device::check_global_inline(s, a, off, n, flags, site, slot))

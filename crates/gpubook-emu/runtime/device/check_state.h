@@ -30,6 +30,20 @@ struct gpubook_race_entry {
 #define GPUBOOK_RACE_BYTES_SHIFT 13
 #define GPUBOOK_RACE_BYTES_MASK (0xfu << 13)
 
+// The race checker's shadow of a 4-byte word of shared memory (races.cpp SharedWord): the
+// barrier interval of its entries, the last write and the last two reads in it.
+struct gpubook_shared_access {
+    uint32_t pc_bytes; // the site's pc offset << 4 | the bytes of the word accessed
+    uint16_t who;      // thread + 1 (0: none) | GPUBOOK_SHARED_WRITE (| sync flags the inline path never has)
+    uint16_t warp_epoch;
+};
+struct gpubook_shared_word {
+    uint64_t interval;
+    struct gpubook_shared_access write, read1, read2;
+};
+#define GPUBOOK_SHARED_THREAD_MASK 0x1fffu
+#define GPUBOOK_SHARED_WRITE (1u << 13)
+
 // What the worker found for an access site the last time one of its accesses went the long
 // way: the buffer, the race checker's site number, the key of its counts.
 //
@@ -44,10 +58,13 @@ struct gpubook_race_entry {
 #define GPUBOOK_NO_SITE 0xffffffffu
 struct gpubook_site_slot {
     uint32_t site;                // the pass site it holds (GPUBOOK_NO_SITE: none this launch)
-    uintptr_t lo, limit;          // the buffer: the access fits in it at lo + [0, limit]
-    const void* buffer;
+    uint32_t shared;              // 1: a __shared__ variable (of the block whose layout is `layout`)
+    uintptr_t lo, limit;          // the buffer or variable: the access fits in it at lo + [0, limit]
+    const void* buffer;           // global: the Buffer
+    uint64_t layout;              // shared: the state's shared_layout when it was filled
     uintptr_t count_pc;           // the key of the site's counts Sites
-    uint32_t race_meta;           // the site, placed in a compact entry's meta
+    uint32_t race_meta;           // global: the site, placed in a compact entry's meta
+    uint32_t shared_pc_bytes;     // shared: the site, placed in a shadow entry's pc_bytes
     uint32_t run_warp;            // GPUBOOK_NO_RUN: no run
     uint32_t run_next;            // the thread (linear) that joins next; GPUBOOK_NO_RUN after lane 31
     uintptr_t run_next_addr;      // at this address
@@ -59,6 +76,10 @@ struct gpubook_site_slot {
     uint32_t known_loop, sited_warp;
     // Runs of whole warps the inline code ended (a later warp began one): requests, sectors.
     uint64_t tally_requests, tally_sectors;
+    // The worker's: the counts Site it last found for the site, of warp count_warp of block
+    // count_block in its counts generation count_gen (gpubook_rt_count's lookup, skipped).
+    const void* count_block;
+    uint32_t count_gen, count_warp, count_index;
 };
 #define GPUBOOK_SITE_SLOTS 256
 
@@ -68,13 +89,21 @@ struct gpubook_check_state {
     uint32_t thread;                   // the running CUDA thread, linear in its block
     struct gpubook_thread_hot* hot;    // its ThreadChecks
     uint32_t seg, seg_warp;            // the race segment of warp seg_warp (~0: none known)
+    // Shared memory, known with seg_warp (gpubook_rt_warp_segment fills them): the warp's epoch,
+    // the block's barrier interval, its layout (the interval it began with), its race shadow
+    // (null: shared accesses all go to the worker) and its bytes never written (0: the bitmap
+    // has nothing to say).
+    uint16_t shared_epoch;
+    uint64_t shared_interval, shared_layout;
+    struct gpubook_shared_word* shared_shadow;
+    const size_t* shared_unwritten;
     uint32_t first_seg;                // the launch's first segment
     // Check mode's block loop runs its threads on one ThreadChecks of the worker's, loop_hot
     // (hot points there while it runs one): a thread's counts fold into the block's extremes at
-    // its end, without a call while its global loads and stores equal the last thread's folded
-    // (loop_last) and the worker has not started it (only the worker counts anything else).
+    // its end, without a call while its loads and stores (global, shared) equal the last thread's
+    // folded (loop_last) and the worker has not started it (only the worker counts anything else).
     struct gpubook_thread_hot* loop_hot;
-    uint64_t loop_last[2];
+    uint64_t loop_last[4];
     struct gpubook_race_entry* compact; // one a 4-byte word of the arena; null: no race check
     uint64_t* unwritten;               // one bit a word, 1 = never written, for the first
     uintptr_t unwritten_words;         // this many words
@@ -109,17 +138,19 @@ extern __thread struct gpubook_check_state gpubook_check_tls __attribute__((tls_
 void gpubook_rt_check_slow(const void* p, unsigned long n, unsigned flags, struct gpubook_site_slot* slot,
                            unsigned site);
 // The running thread's warp has no race segment in the state (it is a new warp, or a barrier
-// or fence moved the segments): seg and seg_warp for it. Changes nothing else.
+// or fence moved the segments): seg, seg_warp and the shared_* fields for it. Changes nothing else.
 void gpubook_rt_warp_segment(void);
-// A global access the inline path checked and counted for its thread, but not the next lane of
+// An access the inline path checked and counted for its thread, but not the next lane of
 // its site's run: its warp-level request, in its warp's Site (the slot's run of this warp handed
 // to the Site first), or the first lane of a run when its warp has no Site here in a block loop
 // (the slot's run of an earlier warp counted first).
 void gpubook_rt_count(struct gpubook_site_slot* slot, const void* p, unsigned long n, unsigned flags);
 // A run the inline code ends that is not a whole warp in line: the worker counts it.
 void gpubook_rt_run_end(struct gpubook_site_slot* slot);
-// A shared-memory access: check_shared's whole work (the inline path takes none of them yet).
-void gpubook_rt_check_shared(const void* p, unsigned long n, unsigned flags);
+// A shared-memory access the inline path declines: check_shared's whole work (the slot's run
+// handed to its Site first), then the site's slot filled for the next time.
+void gpubook_rt_check_shared(const void* p, unsigned long n, unsigned flags, struct gpubook_site_slot* slot,
+                             unsigned site);
 // A block loop's thread ended with counts unlike loop_last, or started by the worker: fold them in.
 void gpubook_rt_loop_fold(void);
 }

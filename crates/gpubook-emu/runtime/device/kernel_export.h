@@ -29,13 +29,13 @@ static __forceinline__ void call_kernel(void (*kernel)(P...), void** args) {
 #define GPUBOOK_LOOP_INLINING __attribute__((flatten, noinline))
 // Check mode: the thread's counts start at zero, and the worker does the rest of its
 // bookkeeping at its first call for it (check_state.h, gpubook_thread_hot::started).
-// The rest of its counts are zero: only the worker counts them, and it zeroes them again when
-// it folds a thread it started (gpubook_rt_loop_fold).
+// The rest of its counts (atomics, barriers) are zero: only the worker counts them, and it
+// zeroes them again when it folds a thread it started (gpubook_rt_loop_fold).
 static __forceinline__ GPUBOOK_NO_CHECKS void start_thread(unsigned i) {
     gpubook_check_state& s = gpubook_check_tls;
     gpubook_thread_hot& h = *s.loop_hot;
     s.thread = i;
-    h.global_loads = h.global_stores = 0;
+    h.global_loads = h.global_stores = h.shared_loads = h.shared_stores = 0;
     h.slice = h.started = 0;
 }
 // Its counts into the block's extremes, unless it left the loop (a barrier: it ends on a fiber).
@@ -43,7 +43,8 @@ static __forceinline__ GPUBOOK_NO_CHECKS void end_thread() {
     gpubook_check_state& s = gpubook_check_tls;
     const gpubook_thread_hot& h = *s.loop_hot;
     if (s.hot != s.loop_hot) return;
-    if ((h.global_loads ^ s.loop_last[0]) | (h.global_stores ^ s.loop_last[1]) | h.started)
+    if ((h.global_loads ^ s.loop_last[0]) | (h.global_stores ^ s.loop_last[1]) | (h.shared_loads ^ s.loop_last[2]) |
+        (h.shared_stores ^ s.loop_last[3]) | h.started)
         gpubook_rt_loop_fold();
 }
 #else

@@ -154,6 +154,11 @@ void test_bugs() {
     };
     expect_diag("missing __syncthreads is a race", run_bug("reduce_missing_sync", 1, 256, reduce_args), "race",
                 "no __syncthreads()");
+    auto out32 = [](Worker& w) { return std::vector<std::string>{arg(w.alloc<float>(32, "out"))}; };
+    expect_diag("a read of another thread's write of a written tile", run_bug("shared_read_after_write", 1, 32, out32),
+                "race", "element 1 of __shared__ 's': thread (1,0,0) reads it, and thread (0,0,0) wrote it");
+    expect_diag("a write of another thread's read of a written tile", run_bug("shared_write_after_read", 1, 32, out32),
+                "race", "element 1 of __shared__ 's': thread (1,0,0) writes it, and thread (0,0,0) read it");
     auto counter = [](Worker& w) { return std::vector<std::string>{arg(w.alloc<int>(1, "counter", 0))}; };
     expect_diag("race between blocks", run_bug("count_blocks", 4, 32, counter), "race", "between blocks");
     auto early = [](Worker& w) {
@@ -161,7 +166,6 @@ void test_bugs() {
     };
     expect_diag("early return before __syncthreads", run_bug("early_return", 2, 128, early), "barrier_divergence",
                 "already returned");
-    auto out32 = [](Worker& w) { return std::vector<std::string>{arg(w.alloc<float>(32, "out"))}; };
     expect_diag("__syncthreads in both branches", run_bug("split_barrier", 1, 32, out32), "barrier_divergence",
                 "at another");
     expect_diag("shuffle that half the warp skips", run_bug("shuffle_half", 1, 32, out32), "barrier_divergence",

@@ -62,6 +62,9 @@ public:
     // The variable just below a (whose end a ran past), else the one just above.
     const SharedVar* nearest(uintptr_t a) const;
     size_t static_bytes() const { return static_bytes_; }
+    // Bytes laid out and never written (check mode's inline checks take a shared access only
+    // while there are none).
+    const size_t* unwritten_bytes() const { return &unwritten_bytes_; }
 
     // Check mode, for [a, a+n) inside one variable: a store by `thread` makes its bytes written
     // and (unless it is an atomic's write, which read the same garbage) settles the noted reads

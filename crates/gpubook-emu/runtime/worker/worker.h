@@ -212,6 +212,7 @@ struct Block {
     uint32_t race_state = 0;
     void* shared_shadow = nullptr; // the race detector's shadow of `shared` (races.cpp)
     uint64_t shared_interval = 0;  // the shadow's entries of this block since its last barrier (races.cpp)
+    uint64_t shared_layout = 0;    // the interval it began with: names its layout of shared memory
 };
 
 inline const gpubook_thread_view& view(const Thread& t) { return t.block->views[t.linear]; }

@@ -27,6 +27,28 @@ extern "C" __global__ void reduce_missing_sync(const float* in, float* partial) 
     if (t == 0) partial[blockIdx.x] = sdata[0];
 }
 
+// Once every word of a tile is written (check mode's inline checks take shared accesses then):
+// thread 1 reads the word thread 0 has just written, with no barrier between.
+extern "C" __global__ void shared_read_after_write(float* out) {
+    auto& s = *::gpubook::shared_var<float[32]>(0, "s");
+    unsigned t = threadIdx.x;
+    s[t] = float(t);
+    __syncthreads();
+    if (t == 0) s[1] = 5.0f;
+    out[t] = s[t];
+}
+
+// The same, the other way: thread 1 writes the word thread 0 has just read.
+extern "C" __global__ void shared_write_after_read(float* out) {
+    auto& s = *::gpubook::shared_var<float[32]>(0, "s");
+    unsigned t = threadIdx.x;
+    s[t] = float(t);
+    __syncthreads();
+    float v = s[t ^ 1];
+    if (t & 1) s[t] = v + 1.0f;
+    out[t] = v;
+}
+
 // Every block increments the same counter without an atomic.
 extern "C" __global__ void count_blocks(int* counter) {
     if (threadIdx.x == 0) *counter = *counter + 1;
@@ -337,6 +359,8 @@ extern "C" __global__ void volatile_warp_tail(const float* in, float* out, int w
 GPUBOOK_EXPORT_KERNEL(vector_add_unguarded)
 GPUBOOK_EXPORT_KERNEL(shared_overflow)
 GPUBOOK_EXPORT_KERNEL(reduce_missing_sync)
+GPUBOOK_EXPORT_KERNEL(shared_read_after_write)
+GPUBOOK_EXPORT_KERNEL(shared_write_after_read)
 GPUBOOK_EXPORT_KERNEL(count_blocks)
 GPUBOOK_EXPORT_KERNEL(early_return)
 GPUBOOK_EXPORT_KERNEL(split_barrier)

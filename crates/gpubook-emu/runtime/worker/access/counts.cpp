@@ -406,7 +406,14 @@ void counts_request(Launch& l, Block& b, unsigned linear, uintptr_t addr, size_t
                     const Buffer* buffer, uintptr_t pc) {
     unsigned warp = linear / kWarpSize, lane = linear % kWarpSize;
     uintptr_t key = (pc << 1) | (shared ? 1 : 0);
-    Site& s = site_of(b.counts, warp, key);
+    counts_request_at(l, b, site_of(b.counts, warp, key), lane, addr, n, write, shared, buffer);
+}
+
+Site& counts_site(BlockCounts& bc, unsigned warp, uintptr_t key) { return site_of(bc, warp, key); }
+
+void counts_request_at(Launch& l, Block& b, Site& s, unsigned lane, uintptr_t addr, size_t n, bool write,
+                       bool shared, const Buffer* buffer) {
+    const unsigned warp = s.warp;
     uint32_t occ = std::max(s.occurrences[lane], s.floor);
     s.occurrences[lane] = occ + 1;
     if (__builtin_expect(occ < s.retired, 0)) {
@@ -447,6 +454,16 @@ void counts_line(Launch& l, uint32_t lanes, uintptr_t line, size_t n, bool write
             r.buffer[lane] = buffer;
         }
     }
+    finish(l.counts, r);
+}
+
+void counts_shared_line(Launch& l, uint32_t lanes, uintptr_t line, size_t n, bool write) {
+    Request r;
+    r.size = uint32_t(n);
+    r.write = write;
+    r.shared = true;
+    r.lanes = lanes;
+    for (unsigned lane = 0; lane < 32; lane++) r.addr[lane] = line + lane * n;
     finish(l.counts, r);
 }
 

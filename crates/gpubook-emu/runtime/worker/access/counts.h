@@ -131,9 +131,16 @@ void counts_access(Launch& l, Block& b, Thread& t, uintptr_t addr, size_t n, boo
 // Its warp-level request alone (the thread's own counts are the caller's).
 void counts_request(Launch& l, Block& b, unsigned linear, uintptr_t addr, size_t n, bool write, bool shared,
                     const Buffer* buffer, uintptr_t pc);
+// The same in a Site found before (counts_site), for lane `lane` of its warp.
+void counts_request_at(Launch& l, Block& b, Site& s, unsigned lane, uintptr_t addr, size_t n, bool write,
+                       bool shared, const Buffer* buffer);
+// Warp `warp`'s Site for `key` (pc << 1 | shared) in block b, made when it has none.
+Site& counts_site(BlockCounts& bc, unsigned warp, uintptr_t key);
 // A warp-level global request whose lanes came in line (lane L at line + L x n, in `buffer`),
 // assembled elsewhere (check mode's inline checks): counted as finished.
 void counts_line(Launch& l, uint32_t lanes, uintptr_t line, size_t n, bool write, const Buffer* buffer);
+// The same for shared memory (lane L at line + L x n).
+void counts_shared_line(Launch& l, uint32_t lanes, uintptr_t line, size_t n, bool write);
 // `requests` such requests of whole warps, `sectors` the sectors they touched in all.
 void counts_lines(Launch& l, uint64_t requests, uint64_t sectors, size_t n, bool write, const Buffer* buffer);
 // Warp `warp`'s Site for `key` in block b, if it has one (none is made).

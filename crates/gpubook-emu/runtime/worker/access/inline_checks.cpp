@@ -34,11 +34,25 @@ GPUBOOK_SAME_FIELD(GlobalAccess, gpubook_race_entry, meta, meta);
 static_assert(kGThreadMask == GPUBOOK_RACE_THREAD_MASK && kGWrite == GPUBOOK_RACE_WRITE &&
                   kGBytesShift == GPUBOOK_RACE_BYTES_SHIFT && kGBytesMask == GPUBOOK_RACE_BYTES_MASK,
               "compact entries read the same both sides");
+GPUBOOK_SAME_FIELD(ThreadChecks, gpubook_thread_hot, counts.shared_loads, shared_loads);
+GPUBOOK_SAME_FIELD(ThreadChecks, gpubook_thread_hot, counts.shared_stores, shared_stores);
+GPUBOOK_SAME_FIELD(SharedWord, gpubook_shared_word, interval, interval);
+GPUBOOK_SAME_FIELD(SharedWord, gpubook_shared_word, write, write);
+GPUBOOK_SAME_FIELD(SharedWord, gpubook_shared_word, read1, read1);
+GPUBOOK_SAME_FIELD(SharedWord, gpubook_shared_word, read2, read2);
+GPUBOOK_SAME_FIELD(SharedAccess, gpubook_shared_access, pc_bytes, pc_bytes);
+GPUBOOK_SAME_FIELD(SharedAccess, gpubook_shared_access, who, who);
+GPUBOOK_SAME_FIELD(SharedAccess, gpubook_shared_access, warp_epoch, warp_epoch);
+static_assert(sizeof(SharedWord) == sizeof(gpubook_shared_word) && sizeof(SharedAccess) == sizeof(gpubook_shared_access),
+              "shared shadow words read the same both sides");
+static_assert(kThreadMask == GPUBOOK_SHARED_THREAD_MASK && kWrite == GPUBOOK_SHARED_WRITE,
+              "shared shadow entries read the same both sides");
 #undef GPUBOOK_SAME_FIELD
 static_assert(kAccessWrite == 1 && kAccessAligned == 4, "the pass's flags, as check_inline.h reads them");
 
 namespace {
 __thread bool tls_checked = false;  // the running launch checks inline
+__thread const Block* tls_block = nullptr; // the block whose warps seg_warp and shared_* describe
 __thread ThreadChecks tls_loop_checks;
 // The extremes of the counts of threads that ended inside block loops (gpubook_rt_loop_fold).
 __thread ThreadCounts tls_loop_most, tls_loop_least;
@@ -62,6 +76,7 @@ void inline_fold_loops(ThreadCounts& most, ThreadCounts& least) {
 void inline_begin_launch(bool checked) {
     gpubook_check_state& s = gpubook_check_tls;
     tls_checked = checked;
+    tls_block = nullptr;
     s.arena_lo = g_arena.base();
     s.arena_bytes = checked ? g_arena.bytes() : 0;
     s.shared_lo = s.shared_bytes = 0;
@@ -76,6 +91,7 @@ void inline_begin_launch(bool checked) {
     // Every slot is stale, and a failed launch may have left runs and tallies.
     for (gpubook_site_slot& slot : s.slots) {
         slot.site = GPUBOOK_NO_SITE;
+        slot.count_block = nullptr;
         slot.run_warp = slot.run_next = GPUBOOK_NO_RUN;
         slot.known_loop = 0;
         slot.tally_requests = slot.tally_sectors = 0;
@@ -83,9 +99,18 @@ void inline_begin_launch(bool checked) {
     std::fill(std::begin(s.touched), std::end(s.touched), 0);
 }
 
+// The block that runs now: another one's warps (blocks that wait for each other take turns)
+// have other segments and shared memory.
+static void set_block(const Block* b) {
+    if (b == tls_block) return;
+    tls_block = b;
+    inline_segments_moved();
+}
+
 void inline_set_thread(const Thread* t) {
     if (!t) return;
     gpubook_check_state& s = gpubook_check_tls;
+    set_block(t->block);
     s.thread = t->linear;
     s.hot = reinterpret_cast<gpubook_thread_hot*>(t->chk);
     if (!tls_checked) return;
@@ -95,6 +120,7 @@ void inline_set_thread(const Thread* t) {
 
 void inline_begin_loop(Block& b) {
     gpubook_check_state& s = gpubook_check_tls;
+    set_block(&b);
     s.hot = s.loop_hot;
     if (++s.loop == 0) { // wrapped: no slot may know this loop
         for (gpubook_site_slot& slot : s.slots) slot.known_loop = 0;
@@ -102,7 +128,7 @@ void inline_begin_loop(Block& b) {
     }
     // Only the worker counts these, and a thread that left the last loop took its own along.
     ThreadCounts& c = tls_loop_checks.counts;
-    c.shared_loads = c.shared_stores = c.atomics = c.barriers = 0;
+    c.atomics = c.barriers = 0;
     if (!tls_checked) return;
     s.shared_lo = b.shared.base();
     s.shared_bytes = b.shared.capacity();
@@ -124,12 +150,13 @@ void end_run(Worker& w, gpubook_site_slot& slot, bool to_site) {
     if (!to_site) {
         const uint32_t below_next = next == kWarpSize ? ~0u : (1u << next) - 1;
         const uint32_t lanes = below_next & ~((1u << slot.run_first_lane) - 1);
-        counts_line(*w.launch, lanes, line, slot.run_size, slot.run_write, buf);
+        if (slot.shared) counts_shared_line(*w.launch, lanes, line, slot.run_size, slot.run_write);
+        else counts_line(*w.launch, lanes, line, slot.run_size, slot.run_write, buf);
         return;
     }
     for (unsigned lane = slot.run_first_lane; lane < next; lane++)
         counts_request(*w.launch, *w.blk, warp * kWarpSize + lane, line + lane * slot.run_size, slot.run_size,
-                       slot.run_write, false, buf, slot.count_pc);
+                       slot.run_write, slot.shared, buf, slot.count_pc);
     slot.sited_warp = warp; // it has a Site now
 }
 
@@ -142,23 +169,33 @@ void flush_tally(Worker& w, gpubook_site_slot& slot) {
 }
 
 // Before the worker counts an access of the running thread at the slot's site.
-void end_run_for(Worker& w, gpubook_site_slot& slot) {
-    end_run(w, slot, slot.run_warp == gpubook_check_tls.thread / kWarpSize);
+inline void end_run_for(Worker& w, gpubook_site_slot& slot) {
+    if (slot.run_warp != GPUBOOK_NO_RUN) end_run(w, slot, slot.run_warp == gpubook_check_tls.thread / kWarpSize);
 }
 
-// After the worker checked a global access of `n` bytes at `pc` in `buf`: what the site's next
-// accesses need.
-void fill_slot(Worker& w, gpubook_site_slot& slot, unsigned site, const Buffer& buf, size_t n, bool write,
+// The running warp's race segment and its block's shared-memory fields.
+void warp_segment(Block& b, unsigned warp) {
+    gpubook_check_state& s = gpubook_check_tls;
+    if (g_global) s.seg = current_segment(b, b.warps[warp]);
+    s.shared_epoch = b.warps[warp].epoch;
+    s.shared_interval = b.shared_interval;
+    s.shared_layout = b.shared_layout;
+    s.shared_shadow = static_cast<gpubook_shared_word*>(b.shared_shadow);
+    s.shared_unwritten = b.shared.unwritten_bytes();
+    s.seg_warp = warp;
+}
+
+// After the worker checked an access of `n` bytes at `pc`, in `lo` + [0, bytes): what the
+// site's next accesses need but the space's own fields.
+void fill_slot(Worker& w, gpubook_site_slot& slot, unsigned site, uintptr_t lo, size_t bytes, size_t n, bool write,
                uintptr_t pc) {
     gpubook_check_state& s = gpubook_check_tls;
-    Block& b = *w.blk;
     const unsigned warp = w.current->linear / kWarpSize;
     slot.site = site;
-    slot.lo = buf.addr;
-    slot.limit = buf.bytes - n; // the access fits: check_global returned
-    slot.buffer = &buf;
-    slot.race_meta = g_global ? site_of(uint32_t(pc - w.launch->module_base)) << kGSiteShift : 0;
+    slot.lo = lo;
+    slot.limit = bytes - n; // the access fits: the check returned
     slot.count_pc = pc;
+    slot.count_block = nullptr;
     slot.run_warp = slot.run_next = GPUBOOK_NO_RUN; // end_run_for ended it
     slot.run_size = uint32_t(n);
     slot.run_write = write;
@@ -166,10 +203,31 @@ void fill_slot(Worker& w, gpubook_site_slot& slot, unsigned site, const Buffer& 
         slot.known_loop = s.loop;
         slot.sited_warp = warp;
     }
-    if (g_global) {
-        s.seg = current_segment(b, b.warps[warp]);
-        s.seg_warp = warp;
-    }
+    warp_segment(*w.blk, warp);
+}
+
+void fill_global_slot(Worker& w, gpubook_site_slot& slot, unsigned site, const Buffer& buf, size_t n, bool write,
+                      uintptr_t pc) {
+    fill_slot(w, slot, site, buf.addr, buf.bytes, n, write, pc);
+    slot.shared = 0;
+    slot.buffer = &buf;
+    slot.race_meta = g_global ? site_of(uint32_t(pc - w.launch->module_base)) << kGSiteShift : 0;
+}
+
+// A variable's slot, for an access the shadow covers (races.cpp race_check_shared); otherwise
+// the slot stays empty and the site's accesses all come to the worker.
+void fill_shared_slot(Worker& w, gpubook_site_slot& slot, unsigned site, uintptr_t a, size_t n, bool write,
+                      uintptr_t pc) {
+    const SharedMemory& shared = w.blk->shared;
+    const SharedVar* v = shared.find(a, n);
+    slot.site = GPUBOOK_NO_SITE;
+    if (!v || v->addr + v->bytes - shared.base() > kSharedShadowWords * 4) return;
+    fill_slot(w, slot, site, v->addr, v->bytes, n, write, pc);
+    slot.shared = 1;
+    slot.buffer = nullptr;
+    slot.layout = w.blk->shared_layout;
+    const uintptr_t offset = pc - w.launch->module_base;
+    slot.shared_pc_bytes = (offset < (uintptr_t(1) << 28) ? uint32_t(offset) << 4 : 0) | 0xf;
 }
 
 } // namespace
@@ -200,19 +258,25 @@ extern "C" void gpubook_rt_loop_fold(void) {
         fold_min(tls_loop_least, c);
     }
     uint64_t* last = gpubook_check_tls.loop_last;
-    last[0] = c.global_loads, last[1] = c.global_stores;
+    last[0] = c.global_loads, last[1] = c.global_stores, last[2] = c.shared_loads, last[3] = c.shared_stores;
     if (!tls_loop_checks.started) return;
     // The worker counted for it: the next thread starts from zero, and is folded whatever its
-    // global counts (its other counts differ from this one's).
-    c.shared_loads = c.shared_stores = c.atomics = c.barriers = 0;
+    // loads and stores (its other counts differ from this one's).
+    c.atomics = c.barriers = 0;
     last[0] = ~uint64_t(0);
 }
 
-extern "C" void gpubook_rt_check_shared(const void* p, unsigned long n, unsigned flags) {
+extern "C" void gpubook_rt_check_shared(const void* p, unsigned long n, unsigned flags, gpubook_site_slot* slot,
+                                        unsigned site) {
+    uintptr_t pc = call_site(__builtin_return_address(0));
     Worker* w = tls_worker;
     if (__builtin_expect(g_access_checks_off, 0) || !w || !w->blk) return;
     loop_sync(*w);
-    check_shared(*w, reinterpret_cast<uintptr_t>(p), n, flags, call_site(__builtin_return_address(0)));
+    uintptr_t a = reinterpret_cast<uintptr_t>(p);
+    end_run_for(*w, *slot); // the slot is the site's, or another site's now refilled
+    flush_tally(*w, *slot);
+    check_shared(*w, a, n, flags, pc); // the inline path saw it in the block's shared memory
+    fill_shared_slot(*w, *slot, site, a, n, flags & kAccessWrite, pc);
 }
 
 extern "C" void gpubook_rt_check_slow(const void* p, unsigned long n, unsigned flags, gpubook_site_slot* slot,
@@ -225,7 +289,7 @@ extern "C" void gpubook_rt_check_slow(const void* p, unsigned long n, unsigned f
     end_run_for(*w, *slot); // the slot is the site's, or another site's now refilled
     flush_tally(*w, *slot);
     const Buffer& buf = check_global(*w, a, n, flags, pc); // the inline path saw it in the arena
-    fill_slot(*w, *slot, site, buf, n, flags & kAccessWrite, pc);
+    fill_global_slot(*w, *slot, site, buf, n, flags & kAccessWrite, pc);
 }
 
 extern "C" void gpubook_rt_run_end(gpubook_site_slot* slot) {
@@ -237,10 +301,7 @@ extern "C" void gpubook_rt_run_end(gpubook_site_slot* slot) {
 extern "C" void gpubook_rt_warp_segment(void) {
     Worker* w = tls_worker;
     if (!w || !w->blk) return;
-    gpubook_check_state& s = gpubook_check_tls;
-    const unsigned warp = s.thread / kWarpSize;
-    s.seg = current_segment(*w->blk, w->blk->warps[warp]);
-    s.seg_warp = warp;
+    warp_segment(*w->blk, gpubook_check_tls.thread / kWarpSize);
 }
 
 extern "C" void gpubook_rt_count(gpubook_site_slot* slot, const void* p, unsigned long n, unsigned flags) {
@@ -248,7 +309,7 @@ extern "C" void gpubook_rt_count(gpubook_site_slot* slot, const void* p, unsigne
     if (__builtin_expect(g_access_checks_off, 0) || !w || !w->blk) return;
     const gpubook_check_state& s = gpubook_check_tls;
     const unsigned linear = s.thread, warp = linear / kWarpSize;
-    const uintptr_t a = reinterpret_cast<uintptr_t>(p), key = slot->count_pc << 1;
+    const uintptr_t a = reinterpret_cast<uintptr_t>(p), key = slot->count_pc << 1 | slot->shared;
     const bool write = flags & kAccessWrite;
     end_run_for(*w, *slot);
     if (s.hot == s.loop_hot) {
@@ -265,6 +326,14 @@ extern "C" void gpubook_rt_count(gpubook_site_slot* slot, const void* p, unsigne
         }
         slot->sited_warp = warp;
     }
-    counts_request(*w->launch, *w->blk, linear, a, n, write, false, static_cast<const Buffer*>(slot->buffer),
-                   slot->count_pc);
+    // The Site this slot found last, when it is this warp's of this block: no lookup.
+    BlockCounts& bc = w->blk->counts;
+    if (slot->count_block != w->blk || slot->count_gen != bc.generation || slot->count_warp != warp) {
+        slot->count_index = uint32_t(&counts_site(bc, warp, key) - bc.sites.data());
+        slot->count_block = w->blk;
+        slot->count_gen = bc.generation;
+        slot->count_warp = warp;
+    }
+    counts_request_at(*w->launch, *w->blk, bc.sites[slot->count_index], linear % kWarpSize, a, n, write,
+                      slot->shared, static_cast<const Buffer*>(slot->buffer));
 }

@@ -574,7 +574,7 @@ void races_begin_block(Block& b) {
         b.shared_shadow = reserve(kSharedShadowWords * sizeof(SharedWord));
         g_shared_refused |= !b.shared_shadow;
     }
-    b.shared_interval = ++g_interval;
+    b.shared_interval = b.shared_layout = ++g_interval;
     b.clock = 1;
     b.race_state++;
     inline_segments_moved();

@@ -32,6 +32,29 @@ bool __gpubook_maybe_device(const void* p) __attribute__((const, nothrow, leaf))
 namespace gpubook {
 namespace device {
 
+// A lane's access joins the request an earlier lane of its warp opened at the site, in the Site
+// the worker found last (counts.cpp counts_request_at, its common case). False, having written
+// nothing, when the worker must: a run of the slot's is open, the Site is another warp's or may
+// have moved, or the request is not open yet (the lane is the first, or late).
+GPUBOOK_CHECK_FN bool join_request(gpubook_check_state& s, gpubook_site_slot& slot, uint32_t thread, uintptr_t a,
+                                   unsigned long n) {
+    gpubook_count_site* site = slot.join_site;
+    if (!site || slot.join_warp != thread >> 5 || slot.join_epoch != s.sites_epoch || slot.run_warp != GPUBOOK_NO_RUN)
+        return false;
+    const uint32_t lane = thread & 31;
+    const uint32_t occ = site->occurrences[lane] > site->floor ? site->occurrences[lane] : site->floor;
+    if (occ < site->retired || occ >= site->newest) return false;
+    gpubook_count_request& r = site->ring_data[occ & site->ring_mask];
+    if (!r.lanes) return false;
+    site->occurrences[lane] = occ + 1;
+    r.lanes |= 1u << lane;
+    r.addr[lane] = a;
+    if (slot.shared) return true;
+    r.buffer[lane] = slot.buffer;
+    if (a != r.line + lane * n || slot.buffer != r.line_buffer) r.in_line = false;
+    return true;
+}
+
 // The access's warp-level request for the counts: the lane's turn in the slot's run of its
 // warp's request (check_state.h), else the worker's counts, which cannot decline.
 GPUBOOK_CHECK_FN void count_request(gpubook_check_state& s, gpubook_site_slot& slot, uint32_t thread, uintptr_t a,
@@ -53,7 +76,7 @@ GPUBOOK_CHECK_FN void count_request(gpubook_check_state& s, gpubook_site_slot& s
             }
         }
         gpubook_begin_run(&s, site % GPUBOOK_SITE_SLOTS, thread, a, n);
-    } else {
+    } else if (!join_request(s, slot, thread, a, n)) {
         gpubook_rt_count(&slot, reinterpret_cast<const void*>(a), n, flags);
     }
 }

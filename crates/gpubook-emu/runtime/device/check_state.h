@@ -44,6 +44,25 @@ struct gpubook_shared_word {
 #define GPUBOOK_SHARED_THREAD_MASK 0x1fffu
 #define GPUBOOK_SHARED_WRITE (1u << 13)
 
+// The access counts' assembly of a warp's request at an access (worker/access/counts.h Site and
+// Request, their first fields): per lane its next execution, the open requests in a ring.
+struct gpubook_count_request {
+    uint32_t occurrence, lanes, size;
+    bool write, shared, in_line;
+    uintptr_t line;
+    const void* line_buffer;
+    uintptr_t addr[32];
+    const void* buffer[32];
+};
+struct gpubook_count_site {
+    uintptr_t key;
+    unsigned warp;
+    uint32_t occurrences[32];
+    uint32_t floor, retired, newest;
+    struct gpubook_count_request* ring_data;
+    uint32_t ring_mask;
+};
+
 // What the worker found for an access site the last time one of its accesses went the long
 // way: the buffer, the race checker's site number, the key of its counts.
 //
@@ -76,10 +95,12 @@ struct gpubook_site_slot {
     uint32_t known_loop, sited_warp;
     // Runs of whole warps the inline code ended (a later warp began one): requests, sectors.
     uint64_t tally_requests, tally_sectors;
-    // The worker's: the counts Site it last found for the site, of warp count_warp of block
-    // count_block in its counts generation count_gen (gpubook_rt_count's lookup, skipped).
-    const void* count_block;
-    uint32_t count_gen, count_warp, count_index;
+    // The counts Site of warp join_warp at this site that gpubook_rt_count found last, while
+    // join_epoch is the state's sites_epoch (the Site has not moved): a lane whose request an
+    // earlier lane opened joins it inline, and the worker skips its lookup.
+    struct gpubook_count_site* join_site;
+    uint32_t join_warp;
+    uint64_t join_epoch;
 };
 #define GPUBOOK_SITE_SLOTS 256
 
@@ -108,6 +129,7 @@ struct gpubook_check_state {
     uint64_t* unwritten;               // one bit a word, 1 = never written, for the first
     uintptr_t unwritten_words;         // this many words
     uint32_t loop;                     // the block loop's number on this OS thread
+    uint64_t sites_epoch;              // bumped when the counts' Sites may move (a new one, a block)
     uint64_t touched[GPUBOOK_SITE_SLOTS / 64]; // slots with a run or a tally in this loop
     struct gpubook_site_slot slots[GPUBOOK_SITE_SLOTS];
 };

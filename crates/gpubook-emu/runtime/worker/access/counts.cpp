@@ -231,7 +231,10 @@ __attribute__((noinline)) void open_upto(LaunchCounts& c, Site& s, uint32_t occ,
 
 // A new site of this block for (warp, key), reusing an earlier block's Site and its memory.
 uint32_t new_site(BlockCounts& bc, unsigned warp, uintptr_t key) {
-    if (bc.used == bc.sites.size()) bc.sites.emplace_back();
+    if (bc.used == bc.sites.size()) {
+        bc.sites.emplace_back();
+        inline_sites_moved(); // a bigger vector moves them all
+    }
     Site& s = bc.sites[bc.used];
     s.ring_data = s.ring.data();
     s.retired = s.newest = s.floor = 0;
@@ -340,6 +343,7 @@ void write_threads(Json& j, const char* key, const ThreadCounts& t) {
 
 void BlockCounts::reset(unsigned nwarps) {
     used = 0;
+    inline_sites_moved(); // each is another warp's, or another site's, from here on
     if (nwarps != warps) {
         warps = nwarps;
         slots.assign(size_t(warps) * stride, SiteSlot());

@@ -47,6 +47,25 @@ static_assert(sizeof(SharedWord) == sizeof(gpubook_shared_word) && sizeof(Shared
               "shared shadow words read the same both sides");
 static_assert(kThreadMask == GPUBOOK_SHARED_THREAD_MASK && kWrite == GPUBOOK_SHARED_WRITE,
               "shared shadow entries read the same both sides");
+GPUBOOK_SAME_FIELD(Site, gpubook_count_site, key, key);
+GPUBOOK_SAME_FIELD(Site, gpubook_count_site, warp, warp);
+GPUBOOK_SAME_FIELD(Site, gpubook_count_site, occurrences, occurrences);
+GPUBOOK_SAME_FIELD(Site, gpubook_count_site, floor, floor);
+GPUBOOK_SAME_FIELD(Site, gpubook_count_site, retired, retired);
+GPUBOOK_SAME_FIELD(Site, gpubook_count_site, newest, newest);
+GPUBOOK_SAME_FIELD(Site, gpubook_count_site, ring_data, ring_data);
+GPUBOOK_SAME_FIELD(Site, gpubook_count_site, ring_mask, ring_mask);
+GPUBOOK_SAME_FIELD(Request, gpubook_count_request, occurrence, occurrence);
+GPUBOOK_SAME_FIELD(Request, gpubook_count_request, lanes, lanes);
+GPUBOOK_SAME_FIELD(Request, gpubook_count_request, size, size);
+GPUBOOK_SAME_FIELD(Request, gpubook_count_request, write, write);
+GPUBOOK_SAME_FIELD(Request, gpubook_count_request, shared, shared);
+GPUBOOK_SAME_FIELD(Request, gpubook_count_request, in_line, in_line);
+GPUBOOK_SAME_FIELD(Request, gpubook_count_request, line, line);
+GPUBOOK_SAME_FIELD(Request, gpubook_count_request, line_buffer, line_buffer);
+GPUBOOK_SAME_FIELD(Request, gpubook_count_request, addr, addr);
+GPUBOOK_SAME_FIELD(Request, gpubook_count_request, buffer, buffer);
+static_assert(sizeof(Request) == sizeof(gpubook_count_request), "a ring's requests are indexed both sides");
 #undef GPUBOOK_SAME_FIELD
 static_assert(kAccessWrite == 1 && kAccessAligned == 4, "the pass's flags, as check_inline.h reads them");
 
@@ -91,7 +110,7 @@ void inline_begin_launch(bool checked) {
     // Every slot is stale, and a failed launch may have left runs and tallies.
     for (gpubook_site_slot& slot : s.slots) {
         slot.site = GPUBOOK_NO_SITE;
-        slot.count_block = nullptr;
+        slot.join_site = nullptr;
         slot.run_warp = slot.run_next = GPUBOOK_NO_RUN;
         slot.known_loop = 0;
         slot.tally_requests = slot.tally_sectors = 0;
@@ -105,6 +124,7 @@ static void set_block(const Block* b) {
     if (b == tls_block) return;
     tls_block = b;
     inline_segments_moved();
+    inline_sites_moved(); // its own counts' Sites
 }
 
 void inline_set_thread(const Thread* t) {
@@ -195,7 +215,7 @@ void fill_slot(Worker& w, gpubook_site_slot& slot, unsigned site, uintptr_t lo, 
     slot.lo = lo;
     slot.limit = bytes - n; // the access fits: the check returned
     slot.count_pc = pc;
-    slot.count_block = nullptr;
+    slot.join_site = nullptr;
     slot.run_warp = slot.run_next = GPUBOOK_NO_RUN; // end_run_for ended it
     slot.run_size = uint32_t(n);
     slot.run_write = write;
@@ -326,14 +346,14 @@ extern "C" void gpubook_rt_count(gpubook_site_slot* slot, const void* p, unsigne
         }
         slot->sited_warp = warp;
     }
-    // The Site this slot found last, when it is this warp's of this block: no lookup.
-    BlockCounts& bc = w->blk->counts;
-    if (slot->count_block != w->blk || slot->count_gen != bc.generation || slot->count_warp != warp) {
-        slot->count_index = uint32_t(&counts_site(bc, warp, key) - bc.sites.data());
-        slot->count_block = w->blk;
-        slot->count_gen = bc.generation;
-        slot->count_warp = warp;
+    // The Site this slot found last, when it is this warp's and has not moved: no lookup.
+    Site* site = reinterpret_cast<Site*>(slot->join_site);
+    if (!site || slot->join_warp != warp || slot->join_epoch != s.sites_epoch) {
+        site = &counts_site(w->blk->counts, warp, key); // may move the Sites: first
+        slot->join_site = reinterpret_cast<gpubook_count_site*>(site);
+        slot->join_warp = warp;
+        slot->join_epoch = s.sites_epoch;
     }
-    counts_request_at(*w->launch, *w->blk, bc.sites[slot->count_index], linear % kWarpSize, a, n, write,
-                      slot->shared, static_cast<const Buffer*>(slot->buffer));
+    counts_request_at(*w->launch, *w->blk, *site, linear % kWarpSize, a, n, write, slot->shared,
+                      static_cast<const Buffer*>(slot->buffer));
 }

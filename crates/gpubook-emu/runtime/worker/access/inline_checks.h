@@ -26,6 +26,8 @@ ThreadChecks& loop_checks();
 void inline_fold_loops(ThreadCounts& most, ThreadCounts& least);
 // Some warp's race segment may have changed (a barrier, a fence, a warp collective, a block).
 inline void inline_segments_moved() { gpubook_check_tls.seg_warp = ~0u; }
+// The counts' Sites may have moved (a new one, a new block): the slots' join_site are stale.
+inline void inline_sites_moved() { gpubook_check_tls.sites_epoch++; }
 // Check mode's block loop ended: the runs of its sites (check_state.h) counted, or, when it ended
 // early (`to_sites`: the rest of the block goes on on fibers), handed to their Sites.
 void inline_end_loop(Worker& w, bool to_sites);

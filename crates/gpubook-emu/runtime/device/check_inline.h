@@ -114,6 +114,7 @@ GPUBOOK_CHECK_FN bool check_global_inline(gpubook_check_state& s, uintptr_t a, u
     // one_thread, its same-segment cases).
     gpubook_race_entry* entry = nullptr;
     gpubook_race_entry cur = {0, 0};
+    gpubook_race_word* full = nullptr; // a read joins the word's full shadow
     if (s.compact) {
         if (s.seg_warp != warp) gpubook_rt_warp_segment();
         entry = &s.compact[word];
@@ -121,7 +122,14 @@ GPUBOOK_CHECK_FN bool check_global_inline(gpubook_check_state& s, uintptr_t a, u
         cur.seg = s.seg;
         cur.meta = (thread + 1) | (write ? GPUBOOK_RACE_WRITE : 0u) |
                    uint32_t(((1u << n) - 1) << shift) << GPUBOOK_RACE_BYTES_SHIFT | slot.race_meta;
-        if (c.seg >= s.first_seg) {
+        if (c.seg >= s.first_seg && !(c.meta & GPUBOOK_RACE_THREAD_MASK)) {
+            // Threads share the word (a matrix many threads read): a read when nothing wrote it
+            // this launch joins its reads (race_check_global's read).
+            if (write) return false;
+            full = &s.global[word];
+            if (full->write.seg >= s.first_seg) return false;
+            entry = nullptr; // stays expanded
+        } else if (c.seg >= s.first_seg) {
             if ((c.meta & GPUBOOK_RACE_THREAD_MASK) != thread + 1 || c.seg != cur.seg) return false;
             const bool was_write = c.meta & GPUBOOK_RACE_WRITE;
             if (write) {
@@ -133,6 +141,16 @@ GPUBOOK_CHECK_FN bool check_global_inline(gpubook_check_state& s, uintptr_t a, u
         }
     }
     commit_global(hot, write, unwritten, ubit, entry, cur);
+    if (full) {
+        // The last read stays in read1 when it is this thread's (the same linear thread, of this
+        // segment or this block); another's moves to read2.
+        const gpubook_race_entry r1 = full->read1;
+        if (r1.seg >= s.first_seg &&
+            ((r1.meta & GPUBOOK_RACE_THREAD_MASK) != thread + 1 ||
+             (r1.seg != cur.seg && s.segments[r1.seg - s.first_seg].block != s.block)))
+            full->read2 = r1;
+        full->read1 = cur;
+    }
     count_request(s, slot, thread, a, n, flags, site);
     return true;
 }

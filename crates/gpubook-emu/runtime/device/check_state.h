@@ -25,6 +25,15 @@ struct gpubook_thread_hot {
 struct gpubook_race_entry {
     uint32_t seg, meta;
 };
+// A word's full shadow (races.cpp GlobalWord), once a second thread touched it this launch: the
+// compact entry then keeps this launch's segment and no thread.
+struct gpubook_race_word {
+    struct gpubook_race_entry write, read1, read2;
+};
+// A race segment (races.cpp Segment): which block, and when in it.
+struct gpubook_race_segment {
+    uint32_t block, epoch, clock, warp_epoch;
+};
 #define GPUBOOK_RACE_THREAD_MASK 0x7ffu
 #define GPUBOOK_RACE_WRITE (1u << 11)
 #define GPUBOOK_RACE_BYTES_SHIFT 13
@@ -126,6 +135,9 @@ struct gpubook_check_state {
     struct gpubook_thread_hot* loop_hot;
     uint64_t loop_last[4];
     struct gpubook_race_entry* compact; // one a 4-byte word of the arena; null: no race check
+    struct gpubook_race_word* global;   // one a word, for the words whose compact entry hands over
+    const struct gpubook_race_segment* segments; // this launch's, from first_seg (races.cpp g_segments)
+    uint32_t block;                     // the running block's linear index (known with seg_warp)
     uint64_t* unwritten;               // one bit a word, 1 = never written, for the first
     uintptr_t unwritten_words;         // this many words
     uint32_t loop;                     // the block loop's number on this OS thread

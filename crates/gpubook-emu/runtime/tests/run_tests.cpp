@@ -159,6 +159,13 @@ void test_bugs() {
                 "race", "element 1 of __shared__ 's': thread (1,0,0) reads it, and thread (0,0,0) wrote it");
     expect_diag("a write of another thread's read of a written tile", run_bug("shared_write_after_read", 1, 32, out32),
                 "race", "element 1 of __shared__ 's': thread (1,0,0) writes it, and thread (0,0,0) read it");
+    auto in_out = [](Worker& w) {
+        return std::vector<std::string>{arg(w.alloc<float>(1, "in", 0)), arg(w.alloc<float>(64, "out"))};
+    };
+    expect_diag("a write of a word many threads read", run_bug("shared_input_then_write", 2, 32, in_out), "race",
+                "in[0]: thread (5,0,0) writes it, and thread (4,0,0) read it");
+    expect_diag("a write after reads in two blocks by one thread index", run_bug("reads_in_two_blocks_then_write", 2, 32, in_out),
+                "race", "in[0]: thread (0,0,0) of this block writes it, and thread (1,0,0) of block (0,0,0) read it");
     auto counter = [](Worker& w) { return std::vector<std::string>{arg(w.alloc<int>(1, "counter", 0))}; };
     expect_diag("race between blocks", run_bug("count_blocks", 4, 32, counter), "race", "between blocks");
     auto early = [](Worker& w) {

@@ -49,6 +49,25 @@ extern "C" __global__ void shared_write_after_read(float* out) {
     out[t] = v;
 }
 
+// Every thread of two blocks reads in[0] (a word many threads share: check mode's inline checks
+// keep its reads), then one thread of the second block writes it.
+extern "C" __global__ void shared_input_then_write(float* in, float* out) {
+    float v = in[0];
+    if (blockIdx.x == 1 && threadIdx.x == 5) in[0] = 1.0f;
+    out[blockIdx.x * blockDim.x + threadIdx.x] = v;
+}
+
+// Threads 0 and 1 of block 0 read in[0], then thread 1 of block 1 (the same thread index, another
+// block: another thread) and, after a barrier, thread 0 of block 1 writes it: it races with
+// block 0's thread 1, whose read the word keeps as its second.
+extern "C" __global__ void reads_in_two_blocks_then_write(float* in, float* out) {
+    float v = 0.0f;
+    if (threadIdx.x == 1 || (blockIdx.x == 0 && threadIdx.x == 0)) v = in[0];
+    __syncthreads();
+    if (blockIdx.x == 1 && threadIdx.x == 0) in[0] = 2.0f;
+    out[blockIdx.x * blockDim.x + threadIdx.x] = v;
+}
+
 // Every block increments the same counter without an atomic.
 extern "C" __global__ void count_blocks(int* counter) {
     if (threadIdx.x == 0) *counter = *counter + 1;
@@ -361,6 +380,8 @@ GPUBOOK_EXPORT_KERNEL(shared_overflow)
 GPUBOOK_EXPORT_KERNEL(reduce_missing_sync)
 GPUBOOK_EXPORT_KERNEL(shared_read_after_write)
 GPUBOOK_EXPORT_KERNEL(shared_write_after_read)
+GPUBOOK_EXPORT_KERNEL(shared_input_then_write)
+GPUBOOK_EXPORT_KERNEL(reads_in_two_blocks_then_write)
 GPUBOOK_EXPORT_KERNEL(count_blocks)
 GPUBOOK_EXPORT_KERNEL(early_return)
 GPUBOOK_EXPORT_KERNEL(split_barrier)

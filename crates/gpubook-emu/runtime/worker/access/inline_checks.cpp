@@ -31,6 +31,12 @@ static_assert(offsetof(ThreadChecks, started) + sizeof(uint32_t) == sizeof(gpubo
               "the block loop zeroes exactly the hot part");
 GPUBOOK_SAME_FIELD(GlobalAccess, gpubook_race_entry, seg, seg);
 GPUBOOK_SAME_FIELD(GlobalAccess, gpubook_race_entry, meta, meta);
+GPUBOOK_SAME_FIELD(GlobalWord, gpubook_race_word, write, write);
+GPUBOOK_SAME_FIELD(GlobalWord, gpubook_race_word, read1, read1);
+GPUBOOK_SAME_FIELD(GlobalWord, gpubook_race_word, read2, read2);
+static_assert(sizeof(GlobalWord) == sizeof(gpubook_race_word), "full shadow words are indexed both sides");
+GPUBOOK_SAME_FIELD(Segment, gpubook_race_segment, block, block);
+static_assert(sizeof(Segment) == sizeof(gpubook_race_segment), "segments are indexed both sides");
 static_assert(kGThreadMask == GPUBOOK_RACE_THREAD_MASK && kGWrite == GPUBOOK_RACE_WRITE &&
                   kGBytesShift == GPUBOOK_RACE_BYTES_SHIFT && kGBytesMask == GPUBOOK_RACE_BYTES_MASK,
               "compact entries read the same both sides");
@@ -104,6 +110,7 @@ void inline_begin_launch(bool checked) {
     forget_loop_folds();
     s.first_seg = g_first_segment;
     s.compact = checked && g_global ? reinterpret_cast<gpubook_race_entry*>(g_compact) : nullptr;
+    s.global = reinterpret_cast<gpubook_race_word*>(g_global);
     s.unwritten = g_bits;
     s.unwritten_words = checked && g_any ? g_words : 0;
     inline_segments_moved();
@@ -197,6 +204,7 @@ inline void end_run_for(Worker& w, gpubook_site_slot& slot) {
 void warp_segment(Block& b, unsigned warp) {
     gpubook_check_state& s = gpubook_check_tls;
     if (g_global) s.seg = current_segment(b, b.warps[warp]);
+    s.block = uint32_t(b.linear);
     s.shared_epoch = b.warps[warp].epoch;
     s.shared_interval = b.shared_interval;
     s.shared_layout = b.shared_layout;

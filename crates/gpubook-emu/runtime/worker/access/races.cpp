@@ -217,6 +217,7 @@ __attribute__((noinline)) uint32_t new_segment(const Block& b, Warp& wp) {
     wp.race_state = b.race_state;
     wp.race_epoch = wp.epoch;
     g_segments.push_back(Segment{uint32_t(b.linear), b.barrier_epoch, b.clock, wp.epoch});
+    gpubook_check_tls.segments = reinterpret_cast<const gpubook_race_segment*>(g_segments.data());
     return wp.race_seg = g_first_segment + uint32_t(g_segments.size() - 1);
 }
 inline uint32_t current_segment(const Block& b, Warp& wp) {

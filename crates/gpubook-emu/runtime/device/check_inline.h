@@ -161,8 +161,8 @@ GPUBOOK_CHECK_FN bool another_thread(gpubook_shared_access e, uint32_t me) {
 }
 
 // The common case of a shared-memory access: an aligned word of a variable the site hit before
-// in this block, once every byte of the block's shared memory has been written, that no other
-// thread touched since the last barrier or that only others read (races.cpp check_shared_word,
+// in this block (a load of it not wholly unwritten), that no other thread touched since the last
+// barrier or that only others read (races.cpp check_shared_word,
 // its cases without another thread's write). Returns false, having written nothing, when the
 // worker must do it.
 GPUBOOK_CHECK_FN bool check_shared_inline(gpubook_check_state& s, uintptr_t a, unsigned long n, unsigned flags,
@@ -172,10 +172,23 @@ GPUBOOK_CHECK_FN bool check_shared_inline(gpubook_check_state& s, uintptr_t a, u
     if (slot.site != site || slot.layout != s.shared_layout || a - slot.lo > slot.limit) return false;
     if (n != 4 || (a & 3)) return false;
     gpubook_shared_word* shadow = s.shared_shadow;
-    if (!shadow || *s.shared_unwritten) return false;
+    if (!shadow) return false;
+    const bool write = flags & GPUBOOK_ACCESS_WRITE;
+    // Never written (worker/shared_memory.h): a load of four unwritten bytes is noted by the
+    // worker; a store clears their bits, unless a noted read waits for another thread's store.
+    uint64_t* unwritten = nullptr;
+    const uint64_t umask = uint64_t(0xf) << ((a - s.shared_lo) & 63);
+    if (*s.shared_unwritten) {
+        uint64_t* bits = &s.shared_unwritten_bits[(a - s.shared_lo) >> 6];
+        if (!write) {
+            if ((*bits & umask) == umask) return false;
+        } else {
+            if (*s.shared_noted_reads) return false;
+            unwritten = bits;
+        }
+    }
     gpubook_thread_hot* hot = s.hot;
     if (hot->slice + 1 >= GPUBOOK_LOCKSTEP_ACCESSES) return false; // the worker makes it yield
-    const bool write = flags & GPUBOOK_ACCESS_WRITE;
     gpubook_shared_word& w = shadow[(a - s.shared_lo) >> 2];
     const bool fresh = w.interval != s.shared_interval;
     if (!fresh && (another_thread(w.write, me) ||
@@ -195,6 +208,10 @@ GPUBOOK_CHECK_FN bool check_shared_inline(gpubook_check_state& s, uintptr_t a, u
         w.read1 = cur;
     } else {
         w.read1 = cur;
+    }
+    if (unwritten) {
+        *s.shared_unwritten -= size_t(__builtin_popcountll(*unwritten & umask));
+        *unwritten &= ~umask;
     }
     if (write) hot->shared_stores++;
     else hot->shared_loads++;

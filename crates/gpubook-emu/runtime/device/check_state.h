@@ -121,12 +121,15 @@ struct gpubook_check_state {
     uint32_t seg, seg_warp;            // the race segment of warp seg_warp (~0: none known)
     // Shared memory, known with seg_warp (gpubook_rt_warp_segment fills them): the warp's epoch,
     // the block's barrier interval, its layout (the interval it began with), its race shadow
-    // (null: shared accesses all go to the worker) and its bytes never written (0: the bitmap
-    // has nothing to say).
+    // (null: shared accesses all go to the worker), the worker's count of its bytes never
+    // written and their bitmap (a bit a byte), and its count of noted reads of such bytes
+    // (worker/shared_memory.h).
     uint16_t shared_epoch;
     uint64_t shared_interval, shared_layout;
     struct gpubook_shared_word* shared_shadow;
-    const size_t* shared_unwritten;
+    size_t* shared_unwritten;
+    uint64_t* shared_unwritten_bits;
+    const size_t* shared_noted_reads;
     uint32_t first_seg;                // the launch's first segment
     // Check mode's block loop runs its threads on one ThreadChecks of the worker's, loop_hot
     // (hot points there while it runs one): a thread's counts fold into the block's extremes at

@@ -1,5 +1,6 @@
 #include "shared_memory.h"
 
+#include "access/inline_checks.h"
 #include "diagnostic.h"
 
 #include <algorithm>
@@ -36,6 +37,7 @@ void SharedMemory::begin_block(size_t dynamic_bytes) {
     recent_.clear();
     dynamic_declared_ = false;
     unwritten_reads_.clear();
+    noted_reads_ = 0;
     std::fill(unwritten_.begin(), unwritten_.end(), 0);
     unwritten_bytes_ = 0;
     static_bytes_ = 0;
@@ -58,16 +60,21 @@ void SharedMemory::note_unwritten_read(const UnwrittenRead& r) {
     for (const UnwrittenRead& x : unwritten_reads_)
         if (x.addr == r.addr && x.thread == r.thread) return;
     if (unwritten_reads_.size() < kKept) unwritten_reads_.push_back(r);
+    noted_reads_ = unwritten_reads_.size();
 }
 
 void SharedMemory::settle_reads(uintptr_t a, size_t n, uint32_t thread) {
     auto settled = [&](const UnwrittenRead& r) { return r.thread != thread && r.addr < a + n && a < r.addr + r.bytes; };
     unwritten_reads_.erase(std::remove_if(unwritten_reads_.begin(), unwritten_reads_.end(), settled), unwritten_reads_.end());
+    noted_reads_ = unwritten_reads_.size();
 }
 
 void SharedMemory::mark_unwritten(uintptr_t a, size_t n) {
     size_t words = (a - base_ + n + 63) / 64;
-    if (unwritten_.size() < words) unwritten_.resize(words);
+    if (unwritten_.size() < words) {
+        unwritten_.resize(words);
+        inline_segments_moved(); // the inline checks' pointer to the bitmap with it
+    }
     if (n) each_bits(unwritten_, a - base_, n, [this](uint64_t& bits, uint64_t mask) {
         unwritten_bytes_ += size_t(__builtin_popcountll(mask & ~bits));
         bits |= mask;

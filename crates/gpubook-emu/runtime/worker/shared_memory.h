@@ -62,9 +62,12 @@ public:
     // The variable just below a (whose end a ran past), else the one just above.
     const SharedVar* nearest(uintptr_t a) const;
     size_t static_bytes() const { return static_bytes_; }
-    // Bytes laid out and never written (check mode's inline checks take a shared access only
-    // while there are none).
-    const size_t* unwritten_bytes() const { return &unwritten_bytes_; }
+    // What check mode's inline checks read and keep (device/check_state.h): the count of bytes
+    // laid out and never written, their bitmap (moved when a variable is laid out: the worker
+    // refreshes the state then), and the count of noted reads.
+    size_t* unwritten_bytes() { return &unwritten_bytes_; }
+    uint64_t* unwritten_bits() { return unwritten_.data(); }
+    const size_t* noted_reads() const { return &noted_reads_; }
 
     // Check mode, for [a, a+n) inside one variable: a store by `thread` makes its bytes written
     // and (unless it is an atomic's write, which read the same garbage) settles the noted reads
@@ -103,6 +106,7 @@ private:
     std::vector<uint64_t> unwritten_; // bit i: byte base_ + i not written since it was laid out
     size_t unwritten_bytes_ = 0;      // bits set in unwritten_
     std::vector<UnwrittenRead> unwritten_reads_; // in the order they happened
+    size_t noted_reads_ = 0;                      // unwritten_reads_.size()
     void settle_reads(uintptr_t a, size_t n, uint32_t thread);
     bool holds_slow(uintptr_t a, size_t n) const;
     void mark_unwritten(uintptr_t a, size_t n);

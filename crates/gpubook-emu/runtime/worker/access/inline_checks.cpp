@@ -210,6 +210,8 @@ void warp_segment(Block& b, unsigned warp) {
     s.shared_layout = b.shared_layout;
     s.shared_shadow = static_cast<gpubook_shared_word*>(b.shared_shadow);
     s.shared_unwritten = b.shared.unwritten_bytes();
+    s.shared_unwritten_bits = b.shared.unwritten_bits();
+    s.shared_noted_reads = b.shared.noted_reads();
     s.seg_warp = warp;
 }
 

@@ -161,10 +161,9 @@ GPUBOOK_CHECK_FN bool another_thread(gpubook_shared_access e, uint32_t me) {
 }
 
 // The common case of a shared-memory access: an aligned word of a variable the site hit before
-// in this block (a load of it not wholly unwritten), that no other thread touched since the last
-// barrier or that only others read (races.cpp check_shared_word,
-// its cases without another thread's write). Returns false, having written nothing, when the
-// worker must do it.
+// in this block (for a load, not all four bytes unwritten) that no other thread touched since
+// the last barrier, or that only others read (races.cpp check_shared_word, its cases without
+// another thread's write). Returns false, having written nothing, when the worker must do it.
 GPUBOOK_CHECK_FN bool check_shared_inline(gpubook_check_state& s, uintptr_t a, unsigned long n, unsigned flags,
                                           unsigned site, gpubook_site_slot& slot) {
     const uint32_t thread = s.thread, warp = thread >> 5, me = thread + 1;

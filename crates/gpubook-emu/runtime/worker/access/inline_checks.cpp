@@ -256,8 +256,7 @@ void fill_shared_slot(Worker& w, gpubook_site_slot& slot, unsigned site, uintptr
     slot.shared = 1;
     slot.buffer = nullptr;
     slot.layout = w.blk->shared_layout;
-    const uintptr_t offset = pc - w.launch->module_base;
-    slot.shared_pc_bytes = (offset < (uintptr_t(1) << 28) ? uint32_t(offset) << 4 : 0) | 0xf;
+    slot.shared_pc_bytes = shared_pc_part(*w.launch, pc) | 0xf; // a whole word
 }
 
 } // namespace

@@ -675,6 +675,13 @@ inline uint16_t who_of(const Thread& t, unsigned f) {
     return uint16_t((t.linear + 1) | (f & (kAccessWrite | kAccessSync)) << 13 | (f & kAccessVolatile) << 10);
 }
 
+// SharedAccess::pc_bytes without its bytes. A kernel's code lies within its .so's first 256 MiB;
+// past that the report names no line.
+inline uint32_t shared_pc_part(const Launch& l, uintptr_t pc) {
+    uintptr_t offset = pc - l.module_base;
+    return offset < (uintptr_t(1) << 28) ? uint32_t(offset) << 4 : 0;
+}
+
 // Two accesses of one interval of one block (shared memory).
 __attribute__((always_inline)) inline bool conflicts_shared(const SharedAccess& prev, const SharedAccess& cur,
                                                             const Block& b) {
@@ -761,9 +768,7 @@ void race_check_shared(Worker& w, uintptr_t addr, size_t n, unsigned f, uintptr_
     SharedAccess cur;
     cur.who = who_of(t, f);
     cur.warp_epoch = b.warps[t.linear / kWarpSize].epoch;
-    // A kernel's code lies within its .so's first 256 MiB; past that the report names no line.
-    uintptr_t offset = pc - w.launch->module_base;
-    uint32_t pc_part = offset < (uintptr_t(1) << 28) ? uint32_t(offset) << 4 : 0;
+    uint32_t pc_part = shared_pc_part(*w.launch, pc);
     uint64_t interval = b.shared_interval;
     if (f & kAccessSync) local_synchronise(b, *w.current, addr & ~uintptr_t(3), f);
     if (__builtin_expect(n == 4 && !(addr & 3), 1)) { // one whole word: the usual access

@@ -13,12 +13,11 @@ use crate::arena::{Arena, BufferInfo, Notice};
 use crate::compile::{self, Runtime, Toolchain};
 use crate::config::{EmuConfig, Mode};
 use crate::counts::{AccessCounts, Writers};
-use crate::error::{DiagClass, Diagnostic, EmuError, io_context};
-use crate::findings;
-use crate::signature::{KernelRef, KernelSignature, find_kernel, parse_kernels};
+use crate::error::{EmuError, io_context};
 use crate::source::{self, Rewritten};
 use crate::symbolize;
 use crate::worker::{Failure, Reply, WireNote, Worker, describe_exit};
+use gpubook_cudac::{DiagClass, Diagnostic, Finding, KernelRef, KernelSignature, find_kernel, parse_kernels, source_findings};
 
 /// CUDA C source to load, as `gpubook::gpu` hands it over.
 #[derive(Debug, Clone)]
@@ -48,13 +47,12 @@ impl KernelSource {
     }
 }
 
-/// For a backend that compiles `text` itself (NVRTC): notes what the emulator's source rewrite
-/// finds in it (two `extern __shared__` arrays in one function), so that graders say it on a
-/// GPU too. A source the rewrite refuses (a feature the emulator lacks) notes nothing.
-pub fn note_source_findings(path: &Path, text: &str, kernels: &[KernelSignature]) {
-    if let Ok(rewritten) = source::rewrite(path, text, kernels) {
-        findings::note(rewritten.findings);
-    }
+/// One mode's build of a module.
+#[derive(Debug)]
+struct Build {
+    mode: Mode,
+    so: PathBuf,
+    findings: Vec<Finding>,
 }
 
 /// A loaded .cu file: its kernels, compiled on demand per mode.
@@ -66,7 +64,10 @@ pub struct EmuModule {
     include_dirs: Vec<PathBuf>,
     rewritten: Rewritten,
     kernels: Vec<KernelSignature>,
-    builds: Mutex<Vec<(Mode, PathBuf)>>,
+    /// Each mode's .so, with what its compiler found (locals read before a store).
+    builds: Mutex<Vec<Build>>,
+    /// What the text shows (overlapping `extern __shared__` arrays).
+    source_findings: Vec<Finding>,
     /// Template instantiations asked for by name (`reduce<256>`): this module's source with one
     /// more entry point each, built on first use.
     instances: Mutex<Vec<(String, Arc<EmuModule>)>>,
@@ -76,6 +77,22 @@ impl EmuModule {
     /// Every `__global__` function the file defines, with its parameters.
     pub fn kernels(&self) -> &[KernelSignature] {
         &self.kernels
+    }
+
+    /// What the source and its builds so far showed that is legal but most likely a bug, each
+    /// once: the text's findings, then each build's compiler warnings (check mode keeps those).
+    pub fn findings(&self) -> Vec<Finding> {
+        let mut out = self.source_findings.clone();
+        let builds = self.builds.lock().unwrap_or_else(|p| p.into_inner()).iter().flat_map(|b| b.findings.clone()).collect::<Vec<_>>();
+        // Template instances are modules of their own, built from this text.
+        let instances: Vec<Arc<EmuModule>> =
+            self.instances.lock().unwrap_or_else(|p| p.into_inner()).iter().map(|(_, m)| m.clone()).collect();
+        for f in builds.into_iter().chain(instances.iter().flat_map(|m| m.findings())) {
+            if !out.contains(&f) {
+                out.push(f);
+            }
+        }
+        out
     }
 
     /// The kernel `name` launches: a plain name or a template instantiation (`reduce<256>`).
@@ -303,7 +320,6 @@ impl EmuDevice {
     /// NVRTC would compile it at load. The worker loads it at its first launch.
     pub fn load_module(&self, source: &KernelSource) -> Result<Arc<EmuModule>, EmuError> {
         let rewritten = source::rewrite(&source.path, &source.text, &source.kernels)?;
-        findings::note(rewritten.findings.iter().cloned());
         let module = EmuModule {
             id: NEXT_MODULE_ID.fetch_add(1, Ordering::Relaxed),
             path: source.path.clone(),
@@ -311,6 +327,7 @@ impl EmuDevice {
             kernels: source.kernels.clone(),
             rewritten,
             builds: Mutex::new(Vec::new()),
+            source_findings: source_findings(&source.path, &source.text),
             instances: Mutex::new(Vec::new()),
         };
         self.build(&module, self.config.mode)?;
@@ -362,6 +379,7 @@ impl EmuDevice {
             kernels: module.kernels.clone(),
             rewritten,
             builds: Mutex::new(Vec::new()),
+            source_findings: Vec::new(),
             instances: Mutex::new(Vec::new()),
         });
         instances.push((expr.0, m.clone()));
@@ -496,18 +514,18 @@ impl EmuDevice {
         self.arena.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// The module's .so for `mode`, compiling it the first time. A check-mode build notes where
-    /// a local may be read before anything is stored to it (findings.rs).
+    /// The module's .so for `mode`, compiling it the first time. A check-mode build keeps where
+    /// a local may be read before anything is stored to it (uninitialized.rs) as findings.
     fn build(&self, module: &EmuModule, mode: Mode) -> Result<(PathBuf, Runtime), EmuError> {
         let tc: Toolchain = compile::toolchain(&self.config)?;
         let rt = compile::runtime(&self.config, &tc)?;
         let mut builds = module.builds.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some((_, so)) = builds.iter().find(|(m, _)| *m == mode) {
-            return Ok((so.clone(), rt));
+        if let Some(b) = builds.iter().find(|b| b.mode == mode) {
+            return Ok((b.so.clone(), rt));
         }
         let built = compile::compile_module(&self.config, &tc, &rt, &module.path, &module.include_dirs, &module.rewritten, mode)?;
-        findings::note(built.uninitialized.iter().map(|u| u.finding()));
-        builds.push((mode, built.so.clone()));
+        let findings = built.uninitialized.iter().map(|u| u.finding()).collect();
+        builds.push(Build { mode, so: built.so.clone(), findings });
         Ok((built.so, rt))
     }
 

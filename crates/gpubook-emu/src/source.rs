@@ -9,9 +9,9 @@
 use std::path::Path;
 
 use crate::error::EmuError;
-use crate::findings::Finding;
-use crate::lex::{Kind, Token, tokenize};
-use crate::signature::{KernelSignature, find_kernel};
+use gpubook_cudac::decl::{Scope, SharedDecl, classify_brace, statement_start};
+use gpubook_cudac::lex::{Kind, Token, tokenize};
+use gpubook_cudac::signature::{KernelSignature, find_kernel};
 
 /// The rewritten source, ready for the compiler.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -19,9 +19,6 @@ pub(crate) struct Rewritten {
     pub text: String,
     /// Kernels a launch can name, each exported through `GPUBOOK_EXPORT_KERNEL_AS`.
     pub exported: Vec<Export>,
-    /// What the rewrite saw that is legal but most likely a bug (two `extern __shared__`
-    /// arrays in one function): build findings, not errors.
-    pub findings: Vec<Finding>,
 }
 
 /// A kernel entry point the worker finds with dlsym: `__gpubook_kernel_<symbol>`.
@@ -46,7 +43,7 @@ impl Rewritten {
         text.push_str(&format!("#line {line} {}\nGPUBOOK_EXPORT_KERNEL_AS({symbol}, {expr})\n", quoted(path)));
         let mut exported = self.exported.clone();
         exported.push(Export { name: expr.to_string(), symbol });
-        Rewritten { text, exported, findings: self.findings.clone() }
+        Rewritten { text, exported }
     }
 }
 
@@ -101,10 +98,6 @@ pub(crate) fn rewrite(path: &Path, text: &str, kernels: &[KernelSignature]) -> R
     let mut copied = 0; // bytes of `text` already emitted
     let mut scopes: Vec<Scope> = Vec::new();
     let mut next_id = 0u32;
-    let mut findings: Vec<Finding> = Vec::new();
-    // The `extern __shared__` names of the function being read, and its finding about them.
-    let mut dynamic_names: Vec<&str> = Vec::new();
-    let mut alias_finding: Option<usize> = None;
     let mut i = 0;
     while i < tokens.len() {
         let t = tokens[i];
@@ -117,11 +110,7 @@ pub(crate) fn rewrite(path: &Path, text: &str, kernels: &[KernelSignature]) -> R
                 }
             }
             Kind::Punct('{') => {
-                let scope = classify_brace(&tokens[..i], &scopes);
-                if scope == Scope::Code && !scopes.contains(&Scope::Code) {
-                    (dynamic_names, alias_finding) = (Vec::new(), None); // a new function
-                }
-                scopes.push(scope);
+                scopes.push(classify_brace(&tokens[..i], &scopes));
             }
             Kind::Punct('}') => {
                 scopes.pop();
@@ -148,7 +137,7 @@ pub(crate) fn rewrite(path: &Path, text: &str, kernels: &[KernelSignature]) -> R
                     };
                     return Err(EmuError::Unsupported { feature: feature.into(), file: path.into(), line: t.line });
                 }
-                let (replacement, names) = shared_declaration(decl, is_extern, &mut next_id).ok_or_else(|| EmuError::Compile {
+                let replacement = shared_declaration(decl, &mut next_id).ok_or_else(|| EmuError::Compile {
                     file: path.into(),
                     line: Some(t.line),
                     message: "the emulator could not read this `__shared__` declaration; write it \
@@ -156,25 +145,6 @@ pub(crate) fn rewrite(path: &Path, text: &str, kernels: &[KernelSignature]) -> R
                         .into(),
                     log: String::new(),
                 })?;
-                if is_extern {
-                    let before = dynamic_names.len();
-                    for name in names {
-                        if !dynamic_names.contains(&name) {
-                            dynamic_names.push(name);
-                        }
-                    }
-                    // One finding a function, at its second array, naming them all.
-                    if dynamic_names.len() > 1 && dynamic_names.len() > before {
-                        let text = alias_text(&dynamic_names);
-                        match alias_finding {
-                            Some(k) => findings[k].text = text,
-                            None => {
-                                alias_finding = Some(findings.len());
-                                findings.push(Finding { file: path.into(), line: t.line, text });
-                            }
-                        }
-                    }
-                }
                 splice(&mut out, text, &mut copied, tokens[start].start, tokens[end].end(), &replacement);
                 i = end + 1;
                 continue;
@@ -200,86 +170,21 @@ pub(crate) fn rewrite(path: &Path, text: &str, kernels: &[KernelSignature]) -> R
         out.push_str(&format!("#line {} {}\nGPUBOOK_EXPORT_KERNEL_AS({}, {expr})\n", kernel.line, quoted(path), kernel.name));
         exported.push(Export { name: kernel.name.clone(), symbol: kernel.name.clone() });
     }
-    Ok(Rewritten { text: out, exported, findings })
+    Ok(Rewritten { text: out, exported })
 }
 
-/// Every `extern __shared__` array starts at the start of the block's dynamic shared memory.
-fn alias_text(names: &[&str]) -> String {
-    let quoted: Vec<String> = names.iter().map(|n| format!("`{n}`")).collect();
-    let (last, rest) = quoted.split_last().expect("two names or more");
-    let list = format!("{} and {last}", rest.join(", "));
-    let (first, second) = (names[0], names[1]);
-    let all = if names.len() == 2 { "both" } else { "all" };
-    format!(
-        "{list} are {all} `extern __shared__` in this function: every such array starts at the same address, \
-         the start of the block's dynamic shared memory, so they overlap (a store to one changes the other). \
-         Declare one and carve the others out of it: `T* {second} = (T*)&{first}[count];`, T the other \
-         array's type, count the elements of `{first}` before it."
-    )
-}
-
-/// What an open brace encloses: function code, or a scope where declarations are file-level
-/// (`extern "C" { }`, `namespace { }`, a struct body).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Scope {
-    Code,
-    Other,
-}
-
-fn classify_brace(before: &[Token], scopes: &[Scope]) -> Scope {
-    if scopes.contains(&Scope::Code) {
-        return Scope::Code; // a block, lambda or initializer inside a function
-    }
-    // A function body follows `)` or a trailing qualifier: `void f() const {`.
-    let prev = before.iter().rev().find(|t| !matches!(t.text, "const" | "noexcept" | "override" | "final" | "mutable" | "volatile"));
-    if prev.is_some_and(|t| t.is_punct(')')) { Scope::Code } else { Scope::Other }
-}
-
-/// Index of the first token of the statement holding token `i`.
-fn statement_start(tokens: &[Token], i: usize) -> usize {
-    (0..i).rev().find(|&j| matches!(tokens[j].kind, Kind::Punct(';' | '{' | '}') | Kind::Directive)).map_or(0, |j| j + 1)
-}
-
-/// `[static|extern] __shared__ [__align__(N)] TYPE a[N], *b;` → one runtime call per declarator.
-/// Also returns the names it declares.
-fn shared_declaration<'a>(decl: &[Token<'a>], is_extern: bool, next_id: &mut u32) -> Option<(String, Vec<&'a str>)> {
-    // Storage words and alignment attributes do not belong to the type.
-    let mut kept: Vec<Token<'a>> = Vec::new();
-    let mut k = 0;
-    while k < decl.len() {
-        let t = decl[k];
-        if matches!(t.text, "__align__" | "alignas" | "__attribute__") && t.kind == Kind::Ident {
-            k = skip_parens(decl, k + 1);
-            continue;
-        }
-        if !matches!(t.text, "__shared__" | "static" | "extern") || t.kind != Kind::Ident {
-            kept.push(t);
-        }
-        k += 1;
-    }
-    let segments = split_top_level_commas(&kept);
-    let first = segments.first()?;
-    // In the first segment the declarator is the name (last identifier outside brackets) with
-    // the stars right before it; everything earlier is the type shared by all declarators.
-    let name_at = last_name(first)?;
-    let stars_from = (0..name_at).rev().take_while(|&j| first[j].is_punct('*')).last().unwrap_or(name_at);
-    if stars_from == 0 {
-        return None; // no type
-    }
-    let ty = span_text(&first[..stars_from]);
+/// `[static|extern] __shared__ [__align__(N)] TYPE a[N], *b;` → one runtime call per declarator;
+/// `None` when the declaration cannot be read or has an initializer (CUDA forbids those too).
+fn shared_declaration(decl: &[Token], next_id: &mut u32) -> Option<String> {
+    let d = SharedDecl::parse(decl)?;
+    let ty = &d.ty;
     let mut out = Vec::new();
-    let mut names = Vec::new();
-    for (n, seg) in segments.iter().enumerate() {
-        let declarator = if n == 0 { &seg[stars_from..] } else { &seg[..] };
-        let name_pos = last_name(declarator)?;
-        let name = declarator[name_pos].text;
-        names.push(name);
-        let stars = "*".repeat(declarator[..name_pos].iter().filter(|t| t.is_punct('*')).count());
-        let dims = span_text(&declarator[name_pos + 1..]);
-        if declarator[name_pos + 1..].iter().any(|t| t.is_punct('=')) {
-            return None; // CUDA forbids initializers on __shared__ too
+    for x in &d.declarators {
+        if x.initialized {
+            return None;
         }
-        if is_extern {
+        let (name, stars, dims) = (x.name, "*".repeat(x.stars), &x.dims);
+        if d.is_extern {
             out.push(format!("{ty}{stars}* {name} = ::gpubook::dynamic_shared<{ty}{stars}>(\"{name}\");"));
         } else {
             let id = *next_id;
@@ -287,76 +192,7 @@ fn shared_declaration<'a>(decl: &[Token<'a>], is_extern: bool, next_id: &mut u32
             out.push(format!("auto& {name} = *::gpubook::shared_var<{ty}{stars}{dims}>({id}, \"{name}\");"));
         }
     }
-    Some((out.join(" "), names))
-}
-
-/// Position of the declared name: the last identifier not inside `[...]`.
-fn last_name(tokens: &[Token]) -> Option<usize> {
-    let mut depth = 0i32;
-    let mut found = None;
-    for (j, t) in tokens.iter().enumerate() {
-        match t.kind {
-            Kind::Punct('[') => depth += 1,
-            Kind::Punct(']') => depth -= 1,
-            Kind::Ident if depth == 0 => found = Some(j),
-            _ => {}
-        }
-    }
-    found
-}
-
-fn split_top_level_commas<'a>(tokens: &[Token<'a>]) -> Vec<Vec<Token<'a>>> {
-    let mut out = vec![Vec::new()];
-    // `<...>` only nests in a type (`Pair<int, 2>`); inside `[...]` it is a comparison or a
-    // shift (`[N >> 1]`), so brackets and angles are counted apart.
-    let (mut brackets, mut angles) = (0i32, 0i32);
-    for t in tokens {
-        match t.kind {
-            Kind::Punct('(' | '[') => brackets += 1,
-            Kind::Punct(')' | ']') => brackets -= 1,
-            Kind::Punct('<') if brackets == 0 => angles += 1,
-            Kind::Punct('>') if brackets == 0 => angles -= 1,
-            Kind::Punct(',') if brackets == 0 && angles == 0 => {
-                out.push(Vec::new());
-                continue;
-            }
-            _ => {}
-        }
-        out.last_mut().expect("never empty").push(*t);
-    }
-    out
-}
-
-/// Index after the parenthesized group starting at `open` (or `open` if there is none).
-fn skip_parens(tokens: &[Token], open: usize) -> usize {
-    if !tokens.get(open).is_some_and(|t| t.is_punct('(')) {
-        return open;
-    }
-    let mut depth = 0;
-    for (j, t) in tokens.iter().enumerate().skip(open) {
-        if t.is_punct('(') {
-            depth += 1;
-        } else if t.is_punct(')') {
-            depth -= 1;
-            if depth == 0 {
-                return j + 1;
-            }
-        }
-    }
-    tokens.len()
-}
-
-/// The source text of a run of tokens, joined by single spaces where the source had
-/// whitespace or comments; `>>` stays `>>`, `N * 2` stays as written.
-fn span_text(tokens: &[Token]) -> String {
-    let mut out = String::new();
-    for (j, t) in tokens.iter().enumerate() {
-        if j > 0 && tokens[j - 1].end() != t.start {
-            out.push(' ');
-        }
-        out.push_str(t.text);
-    }
-    out
+    Some(out.join(" "))
 }
 
 /// Emits `text[copied..start]`, then `replacement` and as many newlines as `text[start..end]`
@@ -489,7 +325,7 @@ fn quoted(path: &Path) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::signature::parse_kernels;
+    use gpubook_cudac::parse_kernels;
 
     fn rw(src: &str) -> Rewritten {
         rewrite(Path::new("k/t.cu"), src, &parse_kernels(src)).unwrap()
@@ -514,30 +350,6 @@ mod tests {
         assert_eq!(names(&r), ["vector_add"]);
         assert_eq!(body(&r), src);
         assert!(r.text.ends_with("#line 1 \"k/t.cu\"\nGPUBOOK_EXPORT_KERNEL_AS(vector_add, vector_add)\n"), "{}", r.text);
-    }
-
-    #[test]
-    fn two_extern_shared_arrays_in_one_function_are_a_finding() {
-        let aliased = "extern \"C\" __global__ void kv(const float* v, const int* k, float* out) {\n\
-                       \x20   extern __shared__ float sv[];\n\
-                       \x20   extern __shared__ __align__(16) int sk[];\n\
-                       \x20   extern __shared__ int sk[];\n\
-                       \x20   sv[0] = v[0]; sk[0] = k[0];\n}\n";
-        let f = rw(aliased).findings;
-        assert_eq!(f.len(), 1, "one finding a function: {f:?}");
-        assert_eq!((f[0].file.to_str(), f[0].line), (Some("k/t.cu"), 3));
-        assert!(f[0].text.starts_with("`sv` and `sk` are both `extern __shared__` in this function"), "{}", f[0].text);
-        assert!(f[0].text.contains("`T* sk = (T*)&sv[count];`"), "{}", f[0].text);
-        let one_line = "__global__ void k() { extern __shared__ float a[], b[]; a[0] = b[0]; }\n";
-        assert_eq!(rw(one_line).findings.len(), 1);
-        let three = "__global__ void k() {\n extern __shared__ int s[];\n extern __shared__ int c[];\n extern __shared__ int x[];\n}\n";
-        let f = rw(three).findings;
-        assert_eq!(f.len(), 1);
-        assert!(f[0].line == 3 && f[0].text.starts_with("`s`, `c` and `x` are all"), "{f:?}");
-        // One array in each of two functions, or one name declared twice: nothing to say.
-        let apart = "__global__ void f() { extern __shared__ float a[]; a[0] = 1; }\n\
-                     __global__ void g() { extern __shared__ int b[]; if (b[0]) { extern __shared__ int b[]; } }\n";
-        assert_eq!(rw(apart).findings, []);
     }
 
     #[test]

@@ -6,7 +6,7 @@
 //!   numbers are the same on every run and plainly wrong, like the 0xFF poison of device memory;
 //! - it keeps what the compiler's flow analysis says of them (g++'s `-Wuninitialized` and
 //!   `-Wmaybe-uninitialized`, clang's `-Wuninitialized` and `-Wsometimes-uninitialized`): build
-//!   findings (findings.rs), said once on stderr and added by graders to a failure's report.
+//!   findings (gpubook-cudac's findings.rs) on the module, which graders add to a failure's report.
 //!
 //! Not a launch failure: the compiler's "maybe" has false positives (a maximum seeded by the
 //! first iteration), and with the pattern in place even a certain read is reported as a maybe.
@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::findings::Finding;
+use gpubook_cudac::Finding;
 
 pub(crate) const PATTERN_INIT: &str = "-ftrivial-auto-var-init=pattern";
 
@@ -65,7 +65,7 @@ pub(crate) fn parse(log: &str, runtime_dir: &Path) -> Vec<UninitializedUse> {
 }
 
 impl UninitializedUse {
-    /// As a build finding: said once on stderr, and added to a failing grader's report.
+    /// As a build finding, kept on the module.
     pub(crate) fn finding(&self) -> Finding {
         let text = format!(
             "the local variable `{}` {} before anything is stored to it; check mode fills such a variable \

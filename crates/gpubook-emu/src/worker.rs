@@ -19,7 +19,8 @@ use std::time::{Duration, Instant};
 use serde::Deserialize;
 
 use crate::counts::AccessCounts;
-use crate::error::{DiagClass, EmuError, io_context};
+use crate::error::{EmuError, io_context};
+use gpubook_cudac::DiagClass;
 
 /// The fd numbers the worker finds its replies pipe and the arena at (DESIGN.md).
 const REPLY_FD: RawFd = 3;

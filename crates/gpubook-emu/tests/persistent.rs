@@ -8,7 +8,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use gpubook_emu::{DiagClass, EmuConfig, EmuDevice, EmuError, EmuModule, KernelSource, LaunchSpec, Mode};
+use gpubook_cudac::DiagClass;
+use gpubook_emu::{EmuConfig, EmuDevice, EmuError, EmuModule, KernelSource, LaunchSpec, Mode};
 
 fn config() -> EmuConfig {
     let mut c = EmuConfig::from_env();
@@ -48,7 +49,7 @@ fn spec(grid: u32, block: u32, mode: Mode) -> LaunchSpec {
     LaunchSpec { grid: [grid, 1, 1], block: [block, 1, 1], shared_mem_bytes: 0, mode: Some(mode) }
 }
 
-fn diagnostic(r: Result<impl std::fmt::Debug, EmuError>) -> gpubook_emu::Diagnostic {
+fn diagnostic(r: Result<impl std::fmt::Debug, EmuError>) -> gpubook_cudac::Diagnostic {
     match r {
         Err(EmuError::Kernel(d)) => {
             println!("--- diagnostic ---\n{d}\n------------------");

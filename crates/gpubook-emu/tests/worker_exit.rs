@@ -6,7 +6,8 @@
 
 use std::path::PathBuf;
 
-use gpubook_emu::{DiagClass, EmuConfig, EmuDevice, EmuError, KernelSource, LaunchSpec, Mode};
+use gpubook_cudac::DiagClass;
+use gpubook_emu::{EmuConfig, EmuDevice, EmuError, KernelSource, LaunchSpec, Mode};
 
 #[test]
 fn after_a_fault_in_fast_mode_the_next_launch_gets_a_fresh_worker() {

@@ -30,6 +30,7 @@ pub mod sync;
 pub mod testing;
 pub mod viz;
 
+pub use gpubook_cudac as cudac;
 pub use gpubook_emu as emu;
 pub use gpubook_sim as sim;
 

@@ -72,8 +72,10 @@ pub fn mutant(rel: &str, edits: &[(&str, &str)]) -> String {
     text
 }
 
-/// Runs `f` (a grader on a solution's host code, say) with the kernel file `rel` replaced by
-/// `text` on this thread: every `kernel!("{rel}")` loads `text` instead.
-pub fn with_kernel<R>(rel: &str, text: String, f: impl FnOnce() -> R) -> R {
-    crate::gpu::with_kernel_text(rel, text, f)
+/// Runs `f` (a solution's host code, say) with the kernel file `rel` read as `text` on `gpu`:
+/// every `kernel!("{rel}")` it loads there loads `text` instead (see
+/// [`Gpu::read_kernel_file_as`](crate::gpu::Gpu::read_kernel_file_as)).
+pub fn with_kernel<R>(gpu: &crate::gpu::Gpu, rel: &str, text: String, f: impl FnOnce() -> R) -> R {
+    gpu.read_kernel_file_as(rel, text);
+    f()
 }

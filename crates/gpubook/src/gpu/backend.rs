@@ -5,10 +5,12 @@
 //! behaves the same on a GPU and on the emulator.
 
 use super::error::Result;
-use super::ids::{EventId, HostMem, StreamId};
+use super::ids::{BufferId, EventId, HostMem, StreamId};
 use super::info::DeviceInfo;
 use super::module::KernelSource;
 use super::occupancy::FunctionResources;
+use super::trace::AccessCounts;
+use gpubook_cudac::Finding;
 use std::sync::Arc;
 
 /// What a launch needs from the neutral layer.
@@ -23,6 +25,9 @@ pub(crate) struct LaunchRequest<'a> {
     pub bytes_touched: u64,
     /// Of those, bytes in mapped host memory, which a kernel reaches over the bus.
     pub mapped_bytes: u64,
+    /// The allocations the pointer arguments lie in: (start address, id), for naming buffers
+    /// in access counts.
+    pub allocations: &'a [(u64, BufferId)],
 }
 
 pub(crate) trait Backend: Send + Sync {
@@ -51,7 +56,7 @@ pub(crate) trait Backend: Send + Sync {
 
     fn load_module(&self, source: &KernelSource) -> Result<Arc<dyn BackendModule>>;
     /// Runs a kernel; the emulator's check mode also says what it did to memory.
-    fn launch(&self, stream: StreamId, launch: &LaunchRequest<'_>) -> Result<Option<gpubook_emu::AccessCounts>>;
+    fn launch(&self, stream: StreamId, launch: &LaunchRequest<'_>) -> Result<Option<AccessCounts>>;
 
     /// Records a new event at the current end of `stream`.
     fn record_event(&self, stream: StreamId) -> Result<EventId>;
@@ -78,6 +83,9 @@ pub(crate) trait Backend: Send + Sync {
 
 pub(crate) trait BackendModule: Send + Sync {
     fn function(&self, name: &str) -> Result<Arc<dyn BackendFunction>>;
+    /// What the source and the compiler showed that is legal but most likely a bug, so far (a
+    /// template instance compiled by `function` may add some).
+    fn findings(&self) -> Vec<Finding>;
     /// A `__device__`/`__constant__` variable's address and size (`cuModuleGetGlobal`).
     fn global(&self, name: &str) -> Result<(u64, usize)>;
     /// Copies `data` into a variable from `global`; waits until done. On a GPU a variable is

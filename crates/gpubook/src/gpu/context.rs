@@ -8,6 +8,7 @@ use super::ordering::{Access, Ordering};
 use super::trace::{OpKind, Pending, Stamp, Trace, TraceLog, TraceOp};
 use super::{cuda, emu, select};
 use crate::sync::lock;
+use gpubook_cudac::Finding;
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::sync::{Arc, Mutex};
@@ -26,6 +27,23 @@ pub struct GpuInner {
     /// Record a digest of the host bytes of each host↔device copy (`OpKind::Copy::digest`).
     pub(crate) digests: AtomicBool,
     pub(crate) next_buffer: AtomicU64,
+    /// Kernel files read as other text: (path suffix, text), see [`Gpu::read_kernel_file_as`].
+    pub(crate) kernel_files: Mutex<Vec<(String, String)>>,
+    /// What the compilers found in the modules this device loaded, each once, in order.
+    findings: Mutex<Vec<Finding>>,
+}
+
+impl GpuInner {
+    /// Keeps each new finding of a module this device built, saying it once on stderr.
+    pub(crate) fn keep_findings(&self, found: Vec<Finding>) {
+        let mut kept = lock(&self.findings);
+        for f in found {
+            if !kept.contains(&f) {
+                eprintln!("gpubook: warning: {}", f.located());
+                kept.push(f);
+            }
+        }
+    }
 }
 
 pub(crate) struct State {
@@ -71,6 +89,8 @@ impl Gpu {
                 poison: AtomicBool::new(false),
                 digests: AtomicBool::new(false),
                 next_buffer: AtomicU64::new(1),
+                kernel_files: Mutex::new(Vec::new()),
+                findings: Mutex::new(Vec::new()),
             }),
         }
     }
@@ -101,6 +121,21 @@ impl Gpu {
         st.order.host_synchronized_device();
         st.push(self.ordinal(), 0, OpKind::SynchronizeDevice, Stamp::Known(start, end));
         Ok(())
+    }
+
+    /// What the compilers found, in every module this device has loaded, that is legal but most
+    /// likely a bug (overlapping `extern __shared__` arrays, a local read before anything was
+    /// stored to it), each once. Graders add those of an exercise's files to a failure.
+    pub fn compiler_findings(&self) -> Vec<Finding> {
+        lock(&self.inner.findings).clone()
+    }
+
+    /// From now on, a kernel file whose path ends with `suffix` (whole components:
+    /// `"ch03/vector_add.cu"`) loads as `text` on this device: the wrong-answer tests run a
+    /// solution's host code with a mutation of its kernel this way. The latest call for a path
+    /// wins.
+    pub fn read_kernel_file_as(&self, suffix: &str, text: impl Into<String>) {
+        lock(&self.inner.kernel_files).push((suffix.to_string(), text.into()));
     }
 
     /// Turns automatic cross-stream synchronisation on (the default) or off. Off, the program

@@ -12,10 +12,11 @@ use super::limits::{MAX_BLOCK_DIM, MAX_GRID_DIM, MAX_THREADS_PER_BLOCK, SHARED_M
 use super::module::KernelSource;
 use super::occupancy::{FunctionResources, SmLimits};
 use super::toolkit::{toolkit_headers, toolkit_include};
+use super::trace::AccessCounts;
 use crate::sync::lock;
 use cudarc::driver::{CudaContext, CudaEvent, CudaFunction, CudaModule, CudaStream, result, sys};
 use cudarc::nvrtc::Ptx;
-use gpubook_emu::{KernelLookupError, KernelRef, find_kernel};
+use gpubook_cudac::{Finding, KernelLookupError, KernelRef, find_kernel, source_findings};
 use std::collections::HashMap;
 use std::ffi::c_void;
 use std::sync::{Arc, Mutex};
@@ -278,8 +279,6 @@ impl Backend for CudaBackend {
     fn load_module(&self, source: &KernelSource) -> Result<Arc<dyn BackendModule>> {
         self.bind()?;
         probe_nvrtc()?;
-        // What NVRTC does not warn of and the emulator's rewrite does (overlapping extern arrays).
-        gpubook_emu::note_source_findings(std::path::Path::new(&source.display_path()), &source.text, &source.signatures);
         let (major, minor) = self.info.compute_capability;
         let mut includes: Vec<String> = source.include_dirs.iter().map(|p| p.display().to_string()).collect();
         match toolkit_headers() {
@@ -308,8 +307,11 @@ impl Backend for CudaBackend {
                 _ => None,
             })
             .collect();
-        let (ptx, lowered) = nvrtc_compile(source, &options, &plain)?;
+        let (ptx, lowered, warned) = nvrtc_compile(source, &options, &plain)?;
         let module = drv("cuModuleLoadData", self.ctx.load_module(ptx))?;
+        // What NVRTC does not warn of (overlapping extern arrays), then what it did.
+        let mut findings = source_findings(std::path::Path::new(&source.display_path()), &source.text);
+        findings.extend(warned);
         Ok(Arc::new(CudaKernels {
             ctx: self.ctx.clone(),
             module,
@@ -317,10 +319,11 @@ impl Backend for CudaBackend {
             options,
             lowered: lowered.into_iter().collect(),
             instances: Mutex::default(),
+            findings: Mutex::new(findings),
         }))
     }
 
-    fn launch(&self, stream: StreamId, l: &LaunchRequest<'_>) -> Result<Option<gpubook_emu::AccessCounts>> {
+    fn launch(&self, stream: StreamId, l: &LaunchRequest<'_>) -> Result<Option<AccessCounts>> {
         let s = self.stream(stream)?;
         let f = l.function.as_any().downcast_ref::<CudaFunction>().expect("a CUDA function on the CUDA backend");
         // cuLaunchKernel reads each parameter through a pointer to its bytes.
@@ -413,9 +416,15 @@ struct CudaKernels {
     lowered: HashMap<String, String>,
     /// Template instantiations compiled so far, by name expression.
     instances: Mutex<HashMap<String, CudaFunction>>,
+    /// The source's findings and NVRTC's warnings, instances' included.
+    findings: Mutex<Vec<Finding>>,
 }
 
 impl BackendModule for CudaKernels {
+    fn findings(&self) -> Vec<Finding> {
+        lock(&self.findings).clone()
+    }
+
     fn function(&self, name: &str) -> Result<Arc<dyn BackendFunction>> {
         let get = |module: &Arc<CudaModule>, symbol: &str| {
             module.load_function(symbol).map_err(|e| GpuError::driver("cuModuleGetFunction", format!("`{name}` ({symbol}): {e}")))
@@ -435,7 +444,14 @@ impl BackendModule for CudaKernels {
                     f.clone()
                 } else {
                     // NVRTC instantiates a template only for the name expressions it is given.
-                    let (ptx, lowered) = nvrtc_compile(&self.source, &self.options, std::slice::from_ref(&expr))?;
+                    let (ptx, lowered, warned) = nvrtc_compile(&self.source, &self.options, std::slice::from_ref(&expr))?;
+                    let mut findings = lock(&self.findings);
+                    for f in warned {
+                        if !findings.contains(&f) {
+                            findings.push(f);
+                        }
+                    }
+                    drop(findings);
                     let module = drv("cuModuleLoadData", self.ctx.load_module(ptx))?;
                     let f = get(&module, &lowered[0].1)?;
                     instances.insert(expr, f.clone());
@@ -462,9 +478,12 @@ impl BackendModule for CudaKernels {
     }
 }
 
-/// Compiles `source` with NVRTC, adding each of `exprs` as a name expression; returns the PTX
-/// and each expression's lowered (mangled) name, which `cuModuleGetFunction` takes.
-fn nvrtc_compile(source: &KernelSource, options: &[String], exprs: &[String]) -> Result<(Ptx, Vec<(String, String)>)> {
+/// What `nvrtc_compile` gives: the PTX, each name expression's lowered (mangled) name, which
+/// `cuModuleGetFunction` takes, and what NVRTC's log warned of.
+type Compiled = (Ptx, Vec<(String, String)>, Vec<Finding>);
+
+/// Compiles `source` with NVRTC, adding each of `exprs` as a name expression.
+fn nvrtc_compile(source: &KernelSource, options: &[String], exprs: &[String]) -> Result<Compiled> {
     use cudarc::nvrtc::{result as nv, sys as nvs};
     use std::ffi::{CStr, CString};
     let fail = |call: &'static str, e: nv::NvrtcError| GpuError::driver(call, format!("{e:?}"));
@@ -491,9 +510,10 @@ fn nvrtc_compile(source: &KernelSource, options: &[String], exprs: &[String]) ->
         let log = unsafe { nv::get_program_log(prog.0) }.map(|l| c_chars_to_string(&l)).unwrap_or_default();
         return Err(nvrtc_error(source, log));
     }
-    if let Ok(log) = unsafe { nv::get_program_log(prog.0) } {
-        super::warnings::note_nvrtc_log(&c_chars_to_string(&log));
-    }
+    let warned = match unsafe { nv::get_program_log(prog.0) } {
+        Ok(log) => super::warnings::nvrtc_findings(&c_chars_to_string(&log)),
+        Err(_) => Vec::new(),
+    };
     let ptx = unsafe { nv::get_ptx(prog.0) }.map_err(|e| fail("nvrtcGetPTX", e))?;
     let mut lowered = Vec::new();
     for (expr, c) in exprs.iter().zip(&exprs_c) {
@@ -502,7 +522,7 @@ fn nvrtc_compile(source: &KernelSource, options: &[String], exprs: &[String]) ->
         // The string belongs to the program: copy it before the program goes.
         lowered.push((expr.clone(), unsafe { CStr::from_ptr(out) }.to_string_lossy().into_owned()));
     }
-    Ok((Ptx::from_src(c_chars_to_string(&ptx)), lowered))
+    Ok((Ptx::from_src(c_chars_to_string(&ptx)), lowered, warned))
 }
 
 /// NVRTC's NUL-terminated output as text.

@@ -18,7 +18,9 @@ use super::info::{BackendKind, DeviceInfo};
 use super::limits::{MAX_BLOCK_DIM, MAX_GRID_DIM, MAX_THREADS_PER_BLOCK, SHARED_MEM_PER_BLOCK};
 use super::module::KernelSource;
 use super::occupancy::{BlockResources, FunctionResources, SmLimits, block_limits};
+use super::trace::AccessCounts;
 use crate::sync::lock;
+use gpubook_cudac::{Finding, KernelLookupError, find_kernel};
 use gpubook_emu::{EmuConfig, EmuDevice, EmuError, EmuModule, LaunchSpec};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -269,7 +271,7 @@ impl Backend for EmuBackend {
         Ok(Arc::new(EmuKernels(module, self.info.sm, self.dev.clone())))
     }
 
-    fn launch(&self, stream: StreamId, l: &LaunchRequest<'_>) -> Result<Option<gpubook_emu::AccessCounts>> {
+    fn launch(&self, stream: StreamId, l: &LaunchRequest<'_>) -> Result<Option<AccessCounts>> {
         let f = l.function.as_any().downcast_ref::<EmuFunction>().expect("an emulator function on the emulator");
         let spec = LaunchSpec { grid: l.grid, block: l.block, shared_mem_bytes: l.shared_mem_bytes, mode: None };
         let stats = self.dev.launch(&f.module, &f.name, &spec, l.args).map_err(emu_error)?;
@@ -279,7 +281,7 @@ impl Backend for EmuBackend {
         let device_bytes = l.bytes_touched.saturating_sub(l.mapped_bytes) as f64;
         let us = model::LAUNCH_US + 2.0 * device_bytes / model::DRAM + l.mapped_bytes as f64 / model::PCIE_PINNED;
         self.tl().run(stream, Engine::Compute, us, false);
-        Ok(stats.counts)
+        Ok(stats.counts.map(|c| AccessCounts::from_emulator(c, l.allocations)))
     }
 
     fn record_event(&self, stream: StreamId) -> Result<EventId> {
@@ -358,9 +360,13 @@ fn pinned_layout(bytes: usize) -> std::alloc::Layout {
 struct EmuKernels(Arc<EmuModule>, SmLimits, Arc<EmuDevice>);
 
 impl BackendModule for EmuKernels {
+    fn findings(&self) -> Vec<Finding> {
+        self.0.findings()
+    }
+
     fn function(&self, name: &str) -> Result<Arc<dyn BackendFunction>> {
-        match gpubook_emu::find_kernel(self.0.kernels(), name) {
-            Err(gpubook_emu::KernelLookupError::NotFound { .. }) => {
+        match find_kernel(self.0.kernels(), name) {
+            Err(KernelLookupError::NotFound { .. }) => {
                 return Err(GpuError::KernelNotFound {
                     name: name.into(),
                     file: self.0.path().to_path_buf(),

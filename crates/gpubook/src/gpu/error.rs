@@ -35,7 +35,7 @@ pub enum GpuError {
     /// The kernel ran and did something wrong: the emulator's diagnostic (class, what, where,
     /// which thread).
     #[error("{0}")]
-    Kernel(Box<gpubook_emu::Diagnostic>),
+    Kernel(Box<gpubook_cudac::Diagnostic>),
     /// Work on two streams touches the same memory with nothing ordering them.
     #[error("cross-stream hazard: {0}")]
     Hazard(String),

@@ -7,7 +7,7 @@ use super::context::Gpu;
 use super::error::{GpuError, Result};
 use super::module::{KernelSource, Source};
 use super::occupancy::FunctionResources;
-use gpubook_emu::KernelSignature;
+use gpubook_cudac::{Finding, KernelSignature};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -15,9 +15,11 @@ use std::sync::atomic::{AtomicU32, Ordering};
 impl Gpu {
     /// Compiles a module: NVRTC on a GPU, the system C++ compiler on the emulator.
     pub fn load_module(&self, source: Source) -> Result<Module> {
-        let source = Arc::new(source.read()?);
+        let replaced = crate::sync::lock(&self.inner.kernel_files).clone();
+        let source = Arc::new(source.read(&replaced)?);
         let inner = self.inner.backend.load_module(&source)?;
-        Ok(Module { inner, source })
+        self.inner.keep_findings(inner.findings());
+        Ok(Module { inner, source, gpu: self.inner.clone() })
     }
 }
 
@@ -26,6 +28,9 @@ impl Gpu {
 pub struct Module {
     pub(crate) inner: Arc<dyn BackendModule>,
     pub(crate) source: Arc<KernelSource>,
+    /// The device that keeps the findings of what this module compiles later (template
+    /// instances).
+    gpu: Arc<super::context::GpuInner>,
 }
 
 impl Module {
@@ -34,7 +39,7 @@ impl Module {
     /// kernel, the instantiation to launch, `load_function("reduce<float, 256>")` (NVRTC's name
     /// expressions; compiled now). An ambiguous name is an error listing the overloads.
     pub fn load_function(&self, name: &str) -> Result<Function> {
-        let signature = gpubook_emu::find_kernel(&self.source.signatures, name).ok().map(|k| k.signature().clone());
+        let signature = gpubook_cudac::find_kernel(&self.source.signatures, name).ok().map(|k| k.signature().clone());
         let inner = self.inner.function(name).map_err(|e| match e {
             GpuError::KernelNotFound { .. } => GpuError::KernelNotFound {
                 name: name.into(),
@@ -44,11 +49,18 @@ impl Module {
             GpuError::KernelName { message, .. } => GpuError::KernelName { file: PathBuf::from(self.source.display_path()), message },
             other => other,
         })?;
+        self.gpu.keep_findings(self.inner.findings());
         Ok(Function { inner, name: name.into(), signature, opted_in: Arc::default() })
     }
 
     pub fn source(&self) -> &KernelSource {
         &self.source
+    }
+
+    /// What the source and the compiler showed that is legal but most likely a bug: overlapping
+    /// `extern __shared__` arrays, a local read before anything was stored to it.
+    pub fn findings(&self) -> Vec<Finding> {
+        self.inner.findings()
     }
 }
 

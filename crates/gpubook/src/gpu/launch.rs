@@ -14,8 +14,8 @@ use super::memory::{DevicePtr, DeviceSlice, DeviceView, DeviceViewMut, RawRef};
 use super::repr::{DeviceRepr, as_bytes, c_size, is_known_c_type, rust_type_for};
 use super::stream::{Stream, access};
 use super::strided::{StridedView, StridedViewMut};
-use super::trace::{AccessCounts, OpKind};
-use gpubook_emu::Param;
+use super::trace::OpKind;
+use gpubook_cudac::Param;
 use std::sync::Arc;
 
 /// One kernel argument, as the builder keeps it.
@@ -176,19 +176,19 @@ impl<'a> LaunchArgs<'a> {
             args: &bytes,
             bytes_touched,
             mapped_bytes,
+            allocations: &allocations,
         };
         let stream_id = self.stream.id();
         let auto = gpu.inner.auto_sync.load(std::sync::atomic::Ordering::SeqCst);
         gpu.inner.run_op_recording(stream_id, &name, &accesses, auto, |b| {
             let counts = b.launch(stream_id, &request)?;
-            let id_of = |addr: u64| allocations.iter().find(|(a, _)| *a == addr).map(|(_, id)| *id);
             Ok(OpKind::Launch {
                 kernel: name.clone(),
                 grid: request.grid,
                 block: request.block,
                 shared_mem_bytes: cfg.shared_mem_bytes,
                 buffers,
-                counts: counts.map(|c| Box::new(AccessCounts::from_emulator(c, id_of))),
+                counts: counts.map(Box::new),
             })
         })?;
         Ok(())
@@ -266,7 +266,7 @@ mod tests {
         let gpu = Gpu::emulated(0, gpubook_emu::EmuConfig::from_env())?;
         let stream = gpu.default_stream();
         let buf = stream.alloc_zeros::<f32>(4)?;
-        let sig = gpubook_emu::parse_kernels(&format!("extern \"C\" __global__ void k({params}) {{}}")).remove(0);
+        let sig = gpubook_cudac::parse_kernels(&format!("extern \"C\" __global__ void k({params}) {{}}")).remove(0);
         let f = Function {
             inner: std::sync::Arc::new(NoFunction),
             name: "k".into(),

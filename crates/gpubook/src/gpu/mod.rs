@@ -42,7 +42,7 @@
 //!                             occupancy.rs (SM limits, the occupancy calculation)
 //!                             repr.rs  trace.rs (records)  module.rs (Source, KernelSource)
 //!                             toolkit.rs (where the CUDA headers are, for NVRTC)
-//!                             warnings.rs (what the compilers said of a local never set)
+//!                             warnings.rs (what NVRTC said of a local never set)
 //! ```
 //!
 //! Below the seam a backend sees raw addresses, stream and event ids; everything typed, traced or
@@ -89,7 +89,6 @@ pub use launch::{LaunchArgs, PushKernelArg};
 pub use limits::LaunchConfig;
 pub use mapped::MappedHostSlice;
 pub use memory::{DevicePtr, DevicePtrMut, DeviceSlice, DeviceView, DeviceViewMut};
-pub(crate) use module::with_kernel_text;
 pub use module::{KernelSource, Source};
 pub(crate) use occupancy::block_limits;
 pub use occupancy::{BlockResources, FunctionResources, SmLimits};
@@ -101,7 +100,6 @@ pub use trace::{
     AccessCounts, BufferAccesses, CopyDir, GlobalAccesses, GlobalRequests, OpKind, SharedAccesses, SharedRequests, ThreadAccesses, Trace,
     TraceOp, Writer, Writers, digest,
 };
-pub use warnings::compiler_warnings;
 
 /// Probes for what `gpubook doctor` reports, without creating a device.
 pub mod probe {

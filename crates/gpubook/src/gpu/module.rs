@@ -6,7 +6,7 @@
 //! (count, pointer or scalar, element type, size) before either backend sees them.
 
 use super::error::{GpuError, Result};
-use gpubook_emu::KernelSignature;
+use gpubook_cudac::KernelSignature;
 use std::path::{Path, PathBuf};
 
 /// Where a kernel's CUDA C comes from.
@@ -54,9 +54,13 @@ impl Source {
         self
     }
 
-    pub(crate) fn read(&self) -> Result<KernelSource> {
+    /// Reads the text (a file's through `replaced`: (path suffix, text) pairs that stand in
+    /// for files, see [`Gpu::read_kernel_file_as`](super::Gpu::read_kernel_file_as)) and parses
+    /// its kernels.
+    pub(crate) fn read(&self, replaced: &[(String, String)]) -> Result<KernelSource> {
+        let replacement = |p: &Path| replaced.iter().rev().find(|(suffix, _)| p.ends_with(suffix)).map(|(_, t)| t.clone());
         let (path, text) = match &self.origin {
-            Origin::File(p) if let Some(text) = replaced(p) => (p.clone(), text),
+            Origin::File(p) if let Some(text) = replacement(p) => (p.clone(), text),
             Origin::File(p) => {
                 let p = &crate::paths::relocate(p);
                 let text = std::fs::read_to_string(p)
@@ -65,33 +69,10 @@ impl Source {
             }
             Origin::Text { name, text } => (PathBuf::from(name), text.clone()),
         };
-        let signatures = gpubook_emu::parse_kernels(&text);
+        let signatures = gpubook_cudac::parse_kernels(&text);
         let include_dirs = self.include_dirs.iter().map(|d| crate::paths::relocate(d)).collect();
         Ok(KernelSource { path, text, include_dirs, signatures })
     }
-}
-
-thread_local! {
-    /// Kernel files read as other text on this thread: (path suffix, text). See `with_kernel_text`.
-    static REPLACED: std::cell::RefCell<Vec<(String, String)>> = const { std::cell::RefCell::new(Vec::new()) };
-}
-
-fn replaced(path: &Path) -> Option<String> {
-    REPLACED.with(|r| r.borrow().iter().rev().find(|(suffix, _)| path.ends_with(suffix)).map(|(_, t)| t.clone()))
-}
-
-/// Runs `f` with every kernel file whose path ends with `suffix` read as `text` instead, on this
-/// thread: the wrong-answer tests run a solution's host code with a mutation of its kernel.
-pub(crate) fn with_kernel_text<R>(suffix: &str, text: String, f: impl FnOnce() -> R) -> R {
-    REPLACED.with(|r| r.borrow_mut().push((suffix.to_string(), text)));
-    struct Pop;
-    impl Drop for Pop {
-        fn drop(&mut self) {
-            REPLACED.with(|r| r.borrow_mut().pop());
-        }
-    }
-    let _pop = Pop;
-    f()
 }
 
 /// `kernel!("ch03/vector_add.cu")`: a .cu file under the calling crate's `kernels/` folder, found

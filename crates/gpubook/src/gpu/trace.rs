@@ -138,9 +138,10 @@ pub struct BufferAccesses {
 }
 
 impl AccessCounts {
-    /// The emulator's counts, with buffers named by id: `id_of` maps an allocation's device
-    /// address to its id.
-    pub(crate) fn from_emulator(c: gpubook_emu::AccessCounts, id_of: impl Fn(u64) -> Option<BufferId>) -> AccessCounts {
+    /// The emulator's counts, with buffers named by id: `allocations` maps an allocation's
+    /// device address to its id.
+    pub(crate) fn from_emulator(c: gpubook_emu::AccessCounts, allocations: &[(u64, BufferId)]) -> AccessCounts {
+        let id_of = |addr: u64| allocations.iter().find(|(a, _)| *a == addr).map(|(_, id)| *id);
         let buffers = c
             .buffers
             .into_iter()

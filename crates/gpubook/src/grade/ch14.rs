@@ -15,7 +15,7 @@
 use super::concepts::counted_launches;
 use super::explain::Explain;
 use super::{Failure, Rng, Tolerance, check_f32, grade};
-use crate::emu::DiagClass;
+use crate::cudac::DiagClass;
 use crate::ep::{ChannelConfig, Incoming, Rings, Symmetric, Topology, World};
 use crate::gpu::{DeviceSlice, Function, GpuError, LaunchConfig, Result, Source};
 

@@ -6,7 +6,7 @@
 
 use super::report::Failure;
 use super::run::Ctx;
-use crate::emu::DiagClass;
+use crate::cudac::DiagClass;
 use crate::gpu::{GpuError, Result};
 
 /// The concept to name for each kind of kernel error; `None` keeps the generic one.
@@ -65,7 +65,7 @@ impl Ctx {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::emu::Diagnostic;
+    use crate::cudac::Diagnostic;
 
     #[test]
     fn kernel_errors_get_the_exercise_concept() {

@@ -156,15 +156,17 @@ fn panic_failure(id: &str, payload: &(dyn std::any::Any + Send)) -> Failure {
     }
 }
 
-/// A failure, with what the emulator's compiler said of the exercise's kernels: a local that may
-/// be read before a store is the likely cause of wrong numbers, and nothing else would name it.
-fn with_compiler_warnings(id: &str, mut failure: Failure) -> Failure {
+/// A failure, with what the compilers found in the exercise's kernels (the findings of the
+/// modules `gpu` loaded): a local that may be read before a store is the likely cause of wrong
+/// numbers, and nothing else would name it.
+fn with_compiler_warnings(id: &str, gpu: &Gpu, mut failure: Failure) -> Failure {
     let Some(entry) = crate::catalog::Catalog::load_default().ok().and_then(|c| c.get(id).cloned()) else {
         return failure;
     };
+    let findings = gpu.compiler_findings();
     for file in &entry.files {
-        for warning in crate::gpu::compiler_warnings(std::path::Path::new(file)) {
-            failure = failure.detail(format!("the compiler warned: {warning}"));
+        for f in findings.iter().filter(|f| f.is_in(std::path::Path::new(file))) {
+            failure = failure.detail(format!("the compiler warned: {}", f.located()));
         }
     }
     failure
@@ -188,7 +190,7 @@ pub fn grade<B: FnOnce(&mut Ctx) -> Result<(), Failure>>(id: &str, body: B) {
     gpu.set_content_digests(true);
     let backend = format!("{} ({})", gpu.backend(), gpu.info().name);
     let mut ctx = Ctx { gpu, rng: Rng::new(seed), seed, id: id.to_string(), skipped: Vec::new() };
-    let result = body(&mut ctx).map_err(|failure| with_compiler_warnings(id, failure));
+    let result = body(&mut ctx).map_err(|failure| with_compiler_warnings(id, &ctx.gpu, failure));
     let text = result.as_ref().err().map(|failure| Report { id, failure, seed, backend: backend.clone() }.to_string());
     let report = GradeReport {
         id: id.to_string(),

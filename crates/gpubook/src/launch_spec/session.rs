@@ -297,7 +297,7 @@ impl Session {
 
     /// Each argument: a buffer (its index, and whether the kernel gets the peer table), a value,
     /// or the rank; new buffers are made here.
-    fn slots(&mut self, line: &LaunchLine, params: &[gpubook_emu::Param]) -> anyhow::Result<Vec<Slot>> {
+    fn slots(&mut self, line: &LaunchLine, params: &[gpubook_cudac::Param]) -> anyhow::Result<Vec<Slot>> {
         let mut slots: Vec<Slot> = Vec::new();
         for (i, arg) in line.args.iter().enumerate() {
             let param = params.get(i);

@@ -4,7 +4,8 @@
 //! On a CUDA GPU the buggy kernels are not launched (a wild write would kill the context); the
 //! twins run there and must agree with the CPU reference.
 
-use gpubook::emu::{DiagClass, EmuConfig, Mode};
+use gpubook::cudac::DiagClass;
+use gpubook::emu::{EmuConfig, Mode};
 use gpubook::gpu::*;
 use std::time::Duration;
 

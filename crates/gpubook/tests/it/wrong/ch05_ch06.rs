@@ -14,7 +14,9 @@ const KERNEL_DOES_THE_WORK: &str = "the kernel does the work";
 // ---- ch05-coalesce -----------------------------------------------------------------------------
 
 fn gather_with(text: String) -> impl Fn(&Gpu, &[f32], usize, &[i32]) -> Result<Vec<f32>> {
-    move |gpu, x, hidden, index| with_kernel("ch05/gather_rows.cu", text.clone(), || solutions::ch05::gather_rows(gpu, x, hidden, index))
+    move |gpu, x, hidden, index| {
+        with_kernel(gpu, "ch05/gather_rows.cu", text.clone(), || solutions::ch05::gather_rows(gpu, x, hidden, index))
+    }
 }
 
 /// One thread a row, walking along it: right values, each lane's loads a row apart.
@@ -53,7 +55,7 @@ fn gather_without_the_row_guard() {
 // ---- ch05-padded-tile --------------------------------------------------------------------------
 
 fn row_sums_with(text: String) -> impl Fn(&Gpu, &[f32], usize, usize) -> Result<Vec<f32>> {
-    move |gpu, m, rows, cols| with_kernel("ch05/row_sums.cu", text.clone(), || solutions::ch05::row_sums(gpu, m, rows, cols))
+    move |gpu, m, rows, cols| with_kernel(gpu, "ch05/row_sums.cu", text.clone(), || solutions::ch05::row_sums(gpu, m, rows, cols))
 }
 
 /// The tile without its spare column: right sums, 32-way bank conflicts.
@@ -154,7 +156,7 @@ fn occupancy_from_threads_alone() {
 // ---- ch06-histogram ----------------------------------------------------------------------------
 
 fn histogram_with(text: String) -> impl Fn(&Gpu, &[u32], usize) -> Result<Vec<u32>> {
-    move |gpu, values, bins| with_kernel("ch06/histogram.cu", text.clone(), || solutions::ch06::histogram(gpu, values, bins))
+    move |gpu, values, bins| with_kernel(gpu, "ch06/histogram.cu", text.clone(), || solutions::ch06::histogram(gpu, values, bins))
 }
 
 /// "Privatised" in name only: every value is still an atomic on global memory.
@@ -190,7 +192,7 @@ fn histogram_on_the_host() {
                 counts[v as usize] += 1;
             }
             // Sent up and back down, as if the kernel had counted.
-            with_kernel("ch06/histogram.cu", idle.clone(), || solutions::ch06::histogram(gpu, values, bins))?;
+            with_kernel(gpu, "ch06/histogram.cu", idle.clone(), || solutions::ch06::histogram(gpu, values, bins))?;
             let stream = gpu.default_stream();
             stream.clone_dtoh(&stream.clone_htod(&counts)?)
         })
@@ -203,7 +205,7 @@ fn histogram_on_the_host() {
 type Scanned = Result<(Vec<u32>, Vec<u32>)>;
 
 fn block_scan_with(text: String) -> impl Fn(&Gpu, &[u32]) -> Scanned {
-    move |gpu, x| with_kernel("ch06/block_scan.cu", text.clone(), || solutions::ch06::block_scan(gpu, x))
+    move |gpu, x| with_kernel(gpu, "ch06/block_scan.cu", text.clone(), || solutions::ch06::block_scan(gpu, x))
 }
 
 /// Thread 0 scans the block alone in shared memory.
@@ -359,7 +361,9 @@ fn scan_of_two_levels_only() {
 // ---- ch06-compact ------------------------------------------------------------------------------
 
 fn compact_with(text: String) -> impl Fn(&Gpu, &[u32], u32) -> Result<Vec<u32>> {
-    move |gpu, experts, expert| with_kernel("ch06/compact.cu", text.clone(), || solutions::ch06::tokens_for_expert(gpu, experts, expert))
+    move |gpu, experts, expert| {
+        with_kernel(gpu, "ch06/compact.cu", text.clone(), || solutions::ch06::tokens_for_expert(gpu, experts, expert))
+    }
 }
 
 /// Places handed out by a global atomic counter: the right tokens, in the order threads arrive

@@ -111,7 +111,7 @@ fn roles(
 ) -> impl Fn(&World, usize, &ChannelConfig, &Incoming, &mut Rings, &mut Symmetric<f32>, &mut Symmetric<i32>) -> Result<()> {
     let text = mutant("ch14/warp_roles.cu", edits);
     move |world, rank, cfg, input, rings, recv_x, recv_src| {
-        with_kernel("ch14/warp_roles.cu", text.clone(), || {
+        with_kernel(world.rank(rank).gpu(), "ch14/warp_roles.cu", text.clone(), || {
             solutions::ch14::dispatch_roles(world, rank, cfg, input, rings, recv_x, recv_src)
         })
     }

@@ -43,7 +43,7 @@ fn three_streams_finished_on_the_host() {
     let idle = mutant("ch07/axpb.cu", &[("if (i < n) y[i] = a * x[i] + b;", "(void)i;")]);
     expect_failure("three_streams_finished_on_the_host", &["`round 0's y` is not what came back", CONCEPT], || {
         ch07::three_streams(|gpu, rounds, a, b| {
-            with_kernel("ch07/axpb.cu", idle.clone(), || solutions::ch07::three_streams(gpu, rounds, a, b))?;
+            with_kernel(gpu, "ch07/axpb.cu", idle.clone(), || solutions::ch07::three_streams(gpu, rounds, a, b))?;
             Ok(axpb_on_the_host(rounds, a, b))
         })
     });
@@ -177,7 +177,7 @@ fn ping_pong_finished_on_the_host() {
         &["is not what the device→host copy into it carried", "changed on the host", CONCEPT],
         || {
             ch08::ping_pong(|gpu, input, output, scale, shift, chunk_rows| {
-                with_kernel("ch08/channel_affine.cu", idle.clone(), || {
+                with_kernel(gpu, "ch08/channel_affine.cu", idle.clone(), || {
                     solutions::ch08::ping_pong(gpu, input, output, scale, shift, chunk_rows)
                 })?;
                 let want = affine_on_the_host(input, scale, shift)?;
@@ -384,10 +384,11 @@ fn ping_pong_for_a_fixed_width() {
 
 // ---- ch08-ll-buffers --------------------------------------------------------------------------
 
-/// The grader on the solution's kernel file with `edits`.
+/// The grader on the solution's kernel file with `edits` (a kernel-only exercise: the answer is
+/// the source, named as the learner's file is).
 fn ll_mutant(edits: &[(&str, &str)]) -> impl FnOnce() {
     let text = mutant("ch08/ll_buffers.cu", edits);
-    move || with_kernel("ch08/ll_buffers.cu", text, || ch08::ll_buffers(solutions::ch08::ll_buffers))
+    move || ch08::ll_buffers(move || Source::text("kernels/ch08/ll_buffers.cu", text.clone()))
 }
 
 /// The receiver waits for the counts, then makes up the tokens with the stage's own formula
@@ -438,7 +439,7 @@ fn zero_copy_combine_from_another_device() {
     expect_failure("zero_copy_combine_from_another_device", &["`out` is not what came back", CONCEPT], || {
         ch09::zero_copy_combine(solutions::ch09::combine_with_copy, |gpu, p| {
             let out = solutions::ch09::combine_with_copy(&Gpu::new()?, p)?;
-            with_kernel("ch09/combine.cu", idle.clone(), || solutions::ch09::combine_zero_copy(gpu, p))?;
+            with_kernel(gpu, "ch09/combine.cu", idle.clone(), || solutions::ch09::combine_zero_copy(gpu, p))?;
             Ok(out)
         })
     });

@@ -15,7 +15,7 @@ fn who_am_i_computed_on_the_host() {
     let idle = mutant("ch01/who_am_i.cu", &[("block[i] = blockIdx.x;", ""), ("thread[i] = threadIdx.x;", "")]);
     expect_failure("who_am_i_computed_on_the_host", &["`block` is not what came back", CONCEPT], || {
         ch01::who_am_i(|gpu, n, block| {
-            with_kernel("ch01/who_am_i.cu", idle.clone(), || solutions::ch01::who_am_i(gpu, n, block))?;
+            with_kernel(gpu, "ch01/who_am_i.cu", idle.clone(), || solutions::ch01::who_am_i(gpu, n, block))?;
             let b = block as usize;
             Ok(((0..n).map(|i| (i / b) as i32).collect(), (0..n).map(|i| (i % b) as i32).collect()))
         })
@@ -48,7 +48,7 @@ fn axpy_finished_on_the_host() {
     expect_failure("axpy_finished_on_the_host", &["`y` is not what came back", CONCEPT], || {
         ch02::axpy(|gpu, a, x, y| {
             let before = y.to_vec();
-            with_kernel("ch02/axpy.cu", idle.clone(), || solutions::ch02::axpy(gpu, a, x, y))?;
+            with_kernel(gpu, "ch02/axpy.cu", idle.clone(), || solutions::ch02::axpy(gpu, a, x, y))?;
             for i in 0..y.len() {
                 y[i] = a * x[i] + before[i];
             }
@@ -66,7 +66,7 @@ fn normalize_on_the_host() {
     expect_failure("normalize_on_the_host", &["`out` is not what came back", CONCEPT], || {
         ch02::normalize(|gpu, pixels| {
             // The copies and a launch, for show, of a kernel that stores nothing.
-            with_kernel("ch02/to_unit.cu", IDLE_TO_UNIT.with(Clone::clone), || solutions::ch02::normalize(gpu, pixels))?;
+            with_kernel(gpu, "ch02/to_unit.cu", IDLE_TO_UNIT.with(Clone::clone), || solutions::ch02::normalize(gpu, pixels))?;
             Ok(pixels.iter().map(|&p| p as f32 / 255.0).collect())
         })
     });
@@ -98,7 +98,7 @@ fn matrix_add_finished_on_the_host() {
     let idle = mutant("ch03/matrix_add.cu", &[("c[i] = a[i] + b[i];", "")]);
     expect_failure("matrix_add_finished_on_the_host", &["`c` is not what came back", CONCEPT], || {
         ch03::matrix_add(|gpu, a, b, rows, cols| {
-            with_kernel("ch03/matrix_add.cu", idle.clone(), || solutions::ch03::matrix_add(gpu, a, b, rows, cols))?;
+            with_kernel(gpu, "ch03/matrix_add.cu", idle.clone(), || solutions::ch03::matrix_add(gpu, a, b, rows, cols))?;
             Ok(a.iter().zip(b).map(|(x, y)| x + y).collect())
         })
     });
@@ -129,7 +129,7 @@ fn reduction_finished_on_the_host() {
     let zero = mutant("ch04/reduce_tree.cu", &[("block_sums[blockIdx.x] = partial[0];", "block_sums[blockIdx.x] = 0.0f;")]);
     expect_failure("reduction_finished_on_the_host", &["`the sum` is not what came back", CONCEPT], || {
         ch04::reduce_tree(|gpu, x| {
-            with_kernel("ch04/reduce_tree.cu", zero.clone(), || solutions::ch04::reduce_tree(gpu, x))?;
+            with_kernel(gpu, "ch04/reduce_tree.cu", zero.clone(), || solutions::ch04::reduce_tree(gpu, x))?;
             Ok(x.iter().map(|&v| v as f64).sum::<f64>() as f32)
         })
     });

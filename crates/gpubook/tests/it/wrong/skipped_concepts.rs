@@ -36,7 +36,7 @@ fn grid_stride_done_by_one_thread() {
     );
     expect_failure_counted("grid_stride_done_by_one_thread", &["one thread read", "its share", "grid-stride loop"], || {
         ch03::bias_relu(|gpu: &Gpu, x, bias, blocks| {
-            with_kernel("ch03/bias_relu.cu", one.clone(), || solutions::ch03::bias_relu(gpu, x, bias, blocks))
+            with_kernel(gpu, "ch03/bias_relu.cu", one.clone(), || solutions::ch03::bias_relu(gpu, x, bias, blocks))
         })
     });
 }
@@ -52,7 +52,7 @@ fn matmul_without_the_tiles() {
     );
     expect_failure_counted("matmul_without_the_tiles", &["from global memory", "tiling"], || {
         ch04::tiled_matmul(|gpu: &Gpu, a, b, m, k, n| {
-            with_kernel("ch04/tiled_matmul.cu", naive.clone(), || solutions::ch04::tiled_matmul(gpu, a, b, m, k, n))
+            with_kernel(gpu, "ch04/tiled_matmul.cu", naive.clone(), || solutions::ch04::tiled_matmul(gpu, a, b, m, k, n))
         })
     });
 }
@@ -67,7 +67,7 @@ fn reduction_by_thread_zero_alone() {
         )],
     );
     expect_failure_counted("reduction_by_thread_zero_alone", &["one thread made", "log2"], || {
-        ch04::reduce_tree(|gpu: &Gpu, x| with_kernel("ch04/reduce_tree.cu", serial.clone(), || solutions::ch04::reduce_tree(gpu, x)))
+        ch04::reduce_tree(|gpu: &Gpu, x| with_kernel(gpu, "ch04/reduce_tree.cu", serial.clone(), || solutions::ch04::reduce_tree(gpu, x)))
     });
 }
 
@@ -87,7 +87,7 @@ fn warp_sum_through_shared_memory() {
         ],
     );
     expect_failure_counted("warp_sum_through_shared_memory", &["went through shared memory", "__shfl_down_sync"], || {
-        ch04::reduce_warp(|gpu: &Gpu, x| with_kernel("ch04/reduce_warp.cu", shared.clone(), || solutions::ch04::reduce_warp(gpu, x)))
+        ch04::reduce_warp(|gpu: &Gpu, x| with_kernel(gpu, "ch04/reduce_warp.cu", shared.clone(), || solutions::ch04::reduce_warp(gpu, x)))
     });
 }
 
@@ -103,7 +103,7 @@ fn transpose_written_down_columns() {
     );
     expect_failure_counted("transpose_written_down_columns", &["writes to out", "sectors", "coalescing"], || {
         ch04::transpose(|gpu: &Gpu, m, rows, cols| {
-            with_kernel("ch04/transpose.cu", naive.clone(), || solutions::ch04::transpose(gpu, m, rows, cols))
+            with_kernel(gpu, "ch04/transpose.cu", naive.clone(), || solutions::ch04::transpose(gpu, m, rows, cols))
         })
     });
 }

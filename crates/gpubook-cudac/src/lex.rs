@@ -1,10 +1,11 @@
 //! A tokenizer just big enough to read CUDA C declarations: identifiers, numbers, string and
 //! character literals, single-character punctuation and whole preprocessor directives, each with
-//! its byte span and 1-based line. Comments are dropped. The signature parser and the source
-//! rewrite both read the learner's file through it, so they agree on what is code.
+//! its byte span and 1-based line. Comments are dropped. Everything that reads a learner's file
+//! (the signature parser, the findings, the emulator's rewrite) reads it through this, so they
+//! agree on what is code.
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Kind {
+pub enum Kind {
     Ident,
     Number,
     /// A string or character literal, quotes included.
@@ -15,7 +16,7 @@ pub(crate) enum Kind {
 }
 
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct Token<'a> {
+pub struct Token<'a> {
     pub kind: Kind,
     pub text: &'a str,
     /// Byte offset of the first character in the source.
@@ -35,7 +36,7 @@ impl Token<'_> {
     }
 }
 
-pub(crate) fn tokenize(src: &str) -> Vec<Token<'_>> {
+pub fn tokenize(src: &str) -> Vec<Token<'_>> {
     let bytes = src.as_bytes();
     let mut tokens = Vec::new();
     let mut line = 1u32;

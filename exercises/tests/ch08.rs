@@ -1,5 +1,5 @@
 //! Chapter 8's exercises, graded: one line each, generated from exercises.toml by
-//! `gpubook dev stubs`. The checks live in gpubook's crates/gpubook/src/grade/ch08.rs.
+//! `gpubook dev stubs`. The checks live in crates/gpubook-course/src/grade/ch08.rs.
 
-gpubook::graded!(ch08::ping_pong(exercises::ch08::ping_pong));
-gpubook::graded!(ch08::ll_buffers(exercises::ch08::ll_buffers));
+gpubook_course::graded!(ch08::ping_pong(exercises::ch08::ping_pong));
+gpubook_course::graded!(ch08::ll_buffers(exercises::ch08::ll_buffers));

@@ -1,5 +1,5 @@
 //! Chapter 9's exercises, graded: one line each, generated from exercises.toml by
-//! `gpubook dev stubs`. The checks live in gpubook's crates/gpubook/src/grade/ch09.rs.
+//! `gpubook dev stubs`. The checks live in crates/gpubook-course/src/grade/ch09.rs.
 
-gpubook::graded!(ch09::zero_copy_combine(exercises::ch09::combine_with_copy, exercises::ch09::combine_zero_copy));
-gpubook::graded!(ch09::expert_counts(exercises::ch09::expert_counts));
+gpubook_course::graded!(ch09::zero_copy_combine(exercises::ch09::combine_with_copy, exercises::ch09::combine_zero_copy));
+gpubook_course::graded!(ch09::expert_counts(exercises::ch09::expert_counts));

@@ -1,5 +1,5 @@
 //! Chapter 11's exercises, graded: one line each, generated from exercises.toml by
-//! `gpubook dev stubs`. The checks live in gpubook's crates/gpubook/src/grade/ch11.rs.
+//! `gpubook dev stubs`. The checks live in crates/gpubook-course/src/grade/ch11.rs.
 
-gpubook::graded!(ch11::dualpipe(exercises::ch11::dualpipe));
-gpubook::graded!(ch11::chunk_pair(exercises::ch11::chunk_pair));
+gpubook_course::graded!(ch11::dualpipe(exercises::ch11::dualpipe));
+gpubook_course::graded!(ch11::chunk_pair(exercises::ch11::chunk_pair));

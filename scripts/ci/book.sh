@@ -21,7 +21,7 @@ fail() { printf '[book] FAIL: %s\n' "$*" >&2; exit 1; }
 
 # 1. The API reference, which the book copies in as api/ and links to.
 say "API reference: cargo doc"
-cargo doc --quiet --no-deps -p gpubook -p gpubook-sim -p gpubook-emu
+cargo doc --quiet --no-deps -p gpubook -p gpubook-sim -p gpubook-emu -p gpubook-cudac -p gpubook-labs
 
 # 2. Build. The figure cache is kept between runs (target/book-cache) and keyed by content.
 say "building the book"

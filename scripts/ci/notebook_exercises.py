@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Exercises in the chapter notebooks: every exercise of exercises.toml, after the demonstrations,
-with the stub in place, graded by one `gpubook::check!` cell.
+with the stub in place, graded by one `gpubook_course::check!` cell.
 
 The cells are made from the learner's files (exercises/, generated from solutions/, so they show
 only what the learner's crate shows: never a reference answer). A chapter's Rust file is split
@@ -272,7 +272,7 @@ class Chapter:
         shadowed = [a for a in answers(ex) if a in self.variables]
         args = ", ".join(f"crate::{a}" if a in shadowed else a for a in answers(ex))
         note = f"// crate:: names the function above, not the variable `{shadowed[0]}` of the demonstrations\n" if shadowed else ""
-        return f"{note}gpubook::check!({self.chapter}::{ex['function']}({args}))"
+        return f"{note}gpubook_course::check!({self.chapter}::{ex['function']}({args}))"
 
 
 def chapters():

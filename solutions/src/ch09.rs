@@ -4,8 +4,8 @@
 //! where its result is needed next (a message buffer, a tensor someone else allocated), and
 //! mapped host memory lets the host read a kernel's result with no copy at all.
 
+use gpubook::ep::CombineInput;
 use gpubook::gpu::{DeviceSlice, Gpu, LaunchConfig, MappedHostSlice, Result, Stream};
-use gpubook::grade::ch09::CombineInput;
 use gpubook::kernel;
 
 /// Bytes of each message's header in the send buffer (`combine.cu` says what is in it).

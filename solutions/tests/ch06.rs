@@ -1,7 +1,7 @@
 //! Chapter 6's exercises, graded: one line each, generated from exercises.toml by
-//! `gpubook dev stubs`. The checks live in gpubook's crates/gpubook/src/grade/ch06.rs.
+//! `gpubook dev stubs`. The checks live in crates/gpubook-course/src/grade/ch06.rs.
 
-gpubook::graded!(ch06::histogram(solutions::ch06::histogram));
-gpubook::graded!(ch06::block_scan(solutions::ch06::block_scan));
-gpubook::graded!(ch06::scan(solutions::ch06::scan));
-gpubook::graded!(ch06::tokens_for_expert(solutions::ch06::tokens_for_expert));
+gpubook_course::graded!(ch06::histogram(solutions::ch06::histogram));
+gpubook_course::graded!(ch06::block_scan(solutions::ch06::block_scan));
+gpubook_course::graded!(ch06::scan(solutions::ch06::scan));
+gpubook_course::graded!(ch06::tokens_for_expert(solutions::ch06::tokens_for_expert));

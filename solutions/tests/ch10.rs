@@ -1,5 +1,5 @@
 //! Chapter 10's exercises, graded: one line each, generated from exercises.toml by
-//! `gpubook dev stubs`. The checks live in gpubook's crates/gpubook/src/grade/ch10.rs.
+//! `gpubook dev stubs`. The checks live in crates/gpubook-course/src/grade/ch10.rs.
 
-gpubook::graded!(ch10::bubbles(solutions::ch10::bubbles));
-gpubook::graded!(ch10::one_f_one_b(solutions::ch10::one_f_one_b));
+gpubook_course::graded!(ch10::bubbles(solutions::ch10::bubbles));
+gpubook_course::graded!(ch10::one_f_one_b(solutions::ch10::one_f_one_b));

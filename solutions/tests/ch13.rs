@@ -1,6 +1,6 @@
 //! Chapter 13's exercises, graded: one line each, generated from exercises.toml by
-//! `gpubook dev stubs`. The checks live in gpubook's crates/gpubook/src/grade/ch13.rs.
+//! `gpubook dev stubs`. The checks live in crates/gpubook-course/src/grade/ch13.rs.
 
-gpubook::graded!(ch13::node_limited_gate(solutions::ch13::gate_node_limited));
-gpubook::graded!(ch13::two_hop(solutions::ch13::dispatch_two_hop));
-gpubook::graded!(ch13::traffic(solutions::ch13::two_hop_traffic));
+gpubook_course::graded!(ch13::node_limited_gate(solutions::ch13::gate_node_limited));
+gpubook_course::graded!(ch13::two_hop(solutions::ch13::dispatch_two_hop));
+gpubook_course::graded!(ch13::traffic(solutions::ch13::two_hop_traffic));

@@ -1,5 +1,5 @@
 //! Chapter 14's exercises, graded: one line each, generated from exercises.toml by
-//! `gpubook dev stubs`. The checks live in gpubook's crates/gpubook/src/grade/ch14.rs.
+//! `gpubook dev stubs`. The checks live in crates/gpubook-course/src/grade/ch14.rs.
 
-gpubook::graded!(ch14::channel_ring(solutions::ch14::channel_ring));
-gpubook::graded!(ch14::dispatch_roles(solutions::ch14::dispatch_roles));
+gpubook_course::graded!(ch14::channel_ring(solutions::ch14::channel_ring));
+gpubook_course::graded!(ch14::dispatch_roles(solutions::ch14::dispatch_roles));

@@ -3,7 +3,7 @@
 //! markers that link a page to an item of it.
 //!
 //! `cargo doc` makes the rustdoc; CI runs it before the book (scripts/ci/book.sh), and so can
-//! anyone (`cargo doc --no-deps -p gpubook -p gpubook-sim -p gpubook-emu`). The book does not run
+//! anyone (`cargo doc --no-deps -p gpubook -p gpubook-sim -p gpubook-emu -p gpubook-cudac -p gpubook-labs`). The book does not run
 //! cargo itself: `gpubook book` is often run *by* cargo, and rustdoc takes minutes the first
 //! time. Without the rustdoc, a marker shows the item's name without a link, and the build's
 //! report says the reference is missing.
@@ -15,10 +15,10 @@ use mdbook_preprocessor::{Preprocessor, PreprocessorContext};
 use std::path::{Path, PathBuf};
 
 /// The crates whose rustdoc the book carries.
-pub const CRATES: &[&str] = &["gpubook", "gpubook_sim", "gpubook_emu"];
+pub const CRATES: &[&str] = &["gpubook", "gpubook_sim", "gpubook_emu", "gpubook_cudac", "gpubook_labs"];
 
 /// The command that makes the rustdoc the book copies.
-pub const DOC_COMMAND: &str = "cargo doc --no-deps -p gpubook -p gpubook-sim -p gpubook-emu";
+pub const DOC_COMMAND: &str = "cargo doc --no-deps -p gpubook -p gpubook-sim -p gpubook-emu -p gpubook-cudac -p gpubook-labs";
 
 /// Copies the rustdoc in `doc` (target/doc) into `dest`/api, leaving out other crates' docs.
 /// Returns false, copying nothing, when `doc` has no gpubook docs.

@@ -10,7 +10,10 @@ use std::path::{Path, PathBuf};
 const SOURCES: &[&str] = &[
     "crates/gpubook/src",
     "crates/gpubook-book/src",
+    "crates/gpubook-course/src",
+    "crates/gpubook-cudac/src",
     "crates/gpubook-emu/src",
+    "crates/gpubook-labs/src",
     "crates/gpubook-emu/runtime",
     "crates/gpubook-sim/src",
     "kernels",

@@ -10,11 +10,11 @@
 //! | `{{#run channel-sweep channels=1,2,4}}`, `{{#run sm-share k=2,8,20}}` | chapter 14's measurements (`gpubook moe channels`) |
 
 use super::markers::Args;
-use gpubook::ep::moe::{self, MoeConfig};
-use gpubook::ep::study::{limit_rows, limit_table, sample_routing};
 use gpubook::ep::{LinkModel, Topology};
 use gpubook::gpu::Gpu;
-use gpubook::viz;
+use gpubook_labs::ep::moe::{self, MoeConfig};
+use gpubook_labs::ep::study::{limit_rows, limit_table, sample_routing};
+use gpubook_labs::viz;
 
 /// What a marker made, with its caption; outputs.rs adds where it ran.
 pub enum Made {
@@ -121,7 +121,7 @@ pub fn limits_table(a: &Args) -> anyhow::Result<(Made, String)> {
 
 /// `{{#run channel-sweep channels=1,2,4}}`: chapter 14's warp-roles dispatch against its channels.
 pub fn channel_sweep(a: &Args, gpu: &Gpu) -> anyhow::Result<(Made, String)> {
-    use gpubook::labs::channels::{SweepConfig, channel_sweep, sweep_table};
+    use gpubook_labs::channels::{SweepConfig, channel_sweep, sweep_table};
     a.only(1, &["channels"])?;
     let channels = list(a, "channels", "1,2,4,8")?;
     let cfg = SweepConfig::for_device(gpu);
@@ -134,7 +134,7 @@ pub fn channel_sweep(a: &Args, gpu: &Gpu) -> anyhow::Result<(Made, String)> {
 
 /// `{{#run sm-share k=2,8,20}}`: a multiply beside a communication kernel on k SMs.
 pub fn sm_share(a: &Args, gpu: &Gpu) -> anyhow::Result<(Made, String)> {
-    use gpubook::labs::channels::{ShareConfig, share_table, sm_share};
+    use gpubook_labs::channels::{ShareConfig, share_table, sm_share};
     a.only(1, &["k"])?;
     let ks = list(a, "k", "2,8,20")?;
     let cfg = ShareConfig::for_device(gpu);

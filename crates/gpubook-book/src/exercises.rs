@@ -7,14 +7,14 @@
 use super::play::Listing;
 use super::{markers, signatures, wrap};
 use anyhow::{anyhow, bail};
-use gpubook::catalog::{Catalog, Exercise};
+use gpubook_course::catalog::{Catalog, Exercise};
 use mdbook_preprocessor::book::{Book, BookItem};
 use mdbook_preprocessor::{Preprocessor, PreprocessorContext};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 /// Where the report an untouched stub gets is kept, one `<exercise-id>.txt` each.
-pub const STUB_REPORTS: &str = "crates/gpubook/tests/snapshots/stub-reports";
+pub const STUB_REPORTS: &str = "crates/gpubook-course/tests/snapshots/stub-reports";
 
 pub struct ExerciseBoxes {
     catalog: Catalog,
@@ -276,7 +276,7 @@ mod tests {
 #[cfg(test)]
 mod run_tests {
     use super::*;
-    use gpubook::launch_spec::parse_launch;
+    use gpubook_labs::launch_spec::parse_launch;
 
     /// The parameters of `__global__ ... name(...)` in `text`, as written, when it defines one.
     fn parameters(text: &str, name: &str) -> Option<Vec<String>> {

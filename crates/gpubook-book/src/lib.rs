@@ -2,7 +2,7 @@
 //!
 //! ```text
 //! book/src ─► include check ─► exercise boxes ─► figures and runs ─► notebook pages
-//!             (files, anchors,  (exercises.toml,  (gpubook::viz,      (target/notebooks,
+//!             (files, anchors,  (exercises.toml,  (gpubook_labs::viz,      (target/notebooks,
 //!              no answers)       the stubs)        book/recorded)      executed by CI)
 //!          ─► mdbook's links ─► index ─► code reflowed to the column ─► HTML in target/book
 //!             ({{#include}})                                            ─► link check
@@ -37,8 +37,8 @@ pub use play::Listing;
 pub use serve::serve;
 
 use anyhow::{Context, bail};
-use gpubook::catalog::Catalog;
 use gpubook::sync::lock;
+use gpubook_course::catalog::Catalog;
 use mdbook_driver::MDBook;
 use mdbook_driver::book::BookItem;
 use mdbook_driver::builtin_preprocessors::{IndexPreprocessor, LinkPreprocessor};

@@ -9,7 +9,7 @@
 //! error, a panic) fails the build: a notebook that does not run is not shown as if it did.
 
 use anyhow::{Context, anyhow, bail};
-use gpubook::catalog::Catalog;
+use gpubook_course::catalog::Catalog;
 use mdbook_preprocessor::book::{Book, BookItem, Chapter, SectionNumber};
 use mdbook_preprocessor::{Preprocessor, PreprocessorContext};
 use serde_json::Value;

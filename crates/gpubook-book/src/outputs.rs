@@ -22,7 +22,7 @@
 //! | `{{#run perf-bench sections=coalescing,banks}}` | `gpubook perf-bench`'s table (those sections), on the book's device |
 //! | `{{#figure roofline}}`, `{{#run roofline}}` | the roofline and the book's kernels under it, on the book's device |
 //! | `{{#run scan-work}}` | three block scans' barriers and shared-memory accesses, counted by the emulator |
-//! | `{{#figure diagram NAME}}` | a drawn diagram (tiled matmul walk, reduction tree, banks, ...; see [`gpubook::viz::diagram`]) |
+//! | `{{#figure diagram NAME}}` | a drawn diagram (tiled matmul walk, reduction tree, banks, ...; see [`gpubook_labs::viz::diagram`]) |
 //!
 //! Any device marker may add `recorded=NAME`: the book then shows the output recorded on a GPU in
 //! `book/recorded/NAME.json` instead of running it ([`super::recorded`]).
@@ -31,9 +31,9 @@ use super::ep_outputs::{self, Made};
 use super::markers::{Args, Marker};
 use anyhow::{Context, anyhow, bail};
 use gpubook::gpu::{CopyDir, Gpu, LaunchConfig, Source};
-use gpubook::labs::{chunk_pair, counted, perf, roofline};
 use gpubook::sim::{Costs, PipelineArgs, ScheduleKind, comparison_table, run_report};
-use gpubook::viz::{self, BandwidthPoint, Pattern, ThreadMap};
+use gpubook_labs::viz::{self, BandwidthPoint, Pattern, ThreadMap};
+use gpubook_labs::{chunk_pair, counted, perf, roofline};
 use serde::{Deserialize, Serialize};
 use std::cell::OnceCell;
 
@@ -455,15 +455,15 @@ fn comm_sweep_table(a: &Args, gpu: &Gpu) -> anyhow::Result<Output> {
     Ok(Output { body, caption, ran_on: Some(viz::backend_label(gpu)), command: Some(command) })
 }
 
-/// `{{#figure streams DESIGN chunks= elems=}}`: one of chapter 7-8's pipelines (gpubook::labs::overlap).
+/// `{{#figure streams DESIGN chunks= elems=}}`: one of chapter 7-8's pipelines (gpubook_labs::overlap).
 fn streams_figure(a: &Args, lab: &Lab) -> anyhow::Result<Output> {
     a.only(2, &["chunks", "elems"])?;
     let key = a.positional(1).unwrap_or("ping-pong");
     let design =
-        gpubook::labs::overlap::Design::from_key(key).ok_or_else(|| anyhow!("no design `{key}` (serial, ping-pong, three-streams)"))?;
+        gpubook_labs::overlap::Design::from_key(key).ok_or_else(|| anyhow!("no design `{key}` (serial, ping-pong, three-streams)"))?;
     let (chunks, elems) = (a.get("chunks", 8usize)?, a.get("elems", 1usize << 18)?);
     let gpu = lab.gpu()?;
-    let run = gpubook::labs::overlap::run(gpu, design, chunks, elems)?;
+    let run = gpubook_labs::overlap::run(gpu, design, chunks, elems)?;
     let title = format!("{}: {chunks} chunks of {}", design.name(), human_bytes(elems * 4));
     let caption = format!(
         "Copy in, y = 2x + 0.5, copy out, chunk by chunk: {}; {:.0}% of the copy time overlapped other work",
@@ -484,7 +484,7 @@ fn streams_bench(a: &Args, lab: &Lab) -> anyhow::Result<Output> {
     let (chunks, elems, bw) = (a.get("chunks", 8usize)?, a.get("elems", 1usize << 18)?, a.bytes("bw", 16 << 20)?);
     let reps = a.get("reps", 3usize)?;
     let gpu = lab.gpu()?;
-    let (report, _) = gpubook::labs::overlap::report(gpu, chunks, elems, bw, reps)?;
+    let (report, _) = gpubook_labs::overlap::report(gpu, chunks, elems, bw, reps)?;
     let caption = format!(
         "Three designs of one chunked job, {chunks} chunks of {}, against their bound; then pinned against pageable copies",
         human_bytes(elems * 4)

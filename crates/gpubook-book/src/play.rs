@@ -8,7 +8,7 @@ use super::cache::Cache;
 use super::markers::{self, Marker};
 use super::wrap;
 use anyhow::{Context, anyhow, bail};
-use gpubook::catalog::Exercise;
+use gpubook_course::catalog::Exercise;
 use mdbook_preprocessor::book::{Book, BookItem};
 use mdbook_preprocessor::{Preprocessor, PreprocessorContext};
 use std::path::{Path, PathBuf};

@@ -6,8 +6,8 @@
 
 use super::guard::{Guard, TOKEN_HEADER};
 use super::play::{self, Listing};
-use gpubook::catalog::Catalog;
 use gpubook::sync::lock;
+use gpubook_course::catalog::Catalog;
 use serde_json::{Value, json};
 use std::io::Read;
 use std::path::PathBuf;

@@ -5,7 +5,7 @@
 
 use super::markers;
 use anyhow::bail;
-use gpubook::catalog::Catalog;
+use gpubook_course::catalog::Catalog;
 use mdbook_preprocessor::book::{Book, BookItem};
 use mdbook_preprocessor::{Preprocessor, PreprocessorContext};
 use std::path::Path;
@@ -62,8 +62,8 @@ pub fn check(summary: &str, src: &Path, catalog: &Catalog) -> anyhow::Result<Vec
 }
 
 /// The parts of SUMMARY.md (its `# ` headings) with the catalog chapters listed under each.
-pub fn parts<'a>(summary: &str, catalog: &'a Catalog) -> Vec<(String, Vec<&'a gpubook::catalog::Chapter>)> {
-    let mut parts: Vec<(String, Vec<&gpubook::catalog::Chapter>)> = Vec::new();
+pub fn parts<'a>(summary: &str, catalog: &'a Catalog) -> Vec<(String, Vec<&'a gpubook_course::catalog::Chapter>)> {
+    let mut parts: Vec<(String, Vec<&gpubook_course::catalog::Chapter>)> = Vec::new();
     for line in summary.lines() {
         let t = line.trim();
         if let Some(name) = t.strip_prefix("# ").filter(|n| *n != "Summary") {
@@ -136,7 +136,7 @@ impl Preprocessor for Contents {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use gpubook::catalog::Chapter;
+    use gpubook_course::catalog::Chapter;
 
     fn catalog() -> Catalog {
         let ch = |number, folder: &str| Chapter { number, title: format!("T{number}"), folder: folder.into() };

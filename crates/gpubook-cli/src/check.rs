@@ -1,10 +1,11 @@
 //! `gpubook check [ID]`: grade one exercise and show the grader's report, or that it passed;
 //! `--all` grades every exercise, one line each.
 
-use super::course::Course;
 use super::list;
-use super::runner::{self, Outcome};
+use super::render::render;
 use super::style::{BAD, BOLD, DIM, OK, cmd, paint};
+use gpubook_course::runner::Course;
+use gpubook_course::runner::{self, Outcome};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
@@ -35,7 +36,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     let outcome = outcome?;
     let took = started.elapsed().as_secs_f64();
 
-    anstream::print!("{}", runner::render(&ex, &outcome));
+    anstream::print!("{}", render(&ex, &outcome));
     anstream::println!("{}", paint(DIM, format_args!("(checked in {took:.2} s)")));
     if let Outcome::Passed = outcome {
         course.reload_progress();

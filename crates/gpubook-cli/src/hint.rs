@@ -1,11 +1,11 @@
 //! `gpubook hint [ID]`: one more hint each time, from a nudge to nearly the answer. The ones
 //! already seen are shown again (dimmed) so the newest reads in context.
 
-use super::course::Course;
 use super::style::{BOLD, DIM, WARN, cmd, code_spans, paint};
 use anyhow::Context;
-use gpubook::catalog::Exercise;
-use gpubook::progress::Progress;
+use gpubook_course::catalog::Exercise;
+use gpubook_course::progress::Progress;
+use gpubook_course::runner::Course;
 use std::fmt::Write;
 use std::path::Path;
 use std::process::ExitCode;
@@ -64,7 +64,10 @@ fn render(ex: &Exercise, shown: usize, new: bool, passed: bool, again: &str) -> 
 
 #[cfg(test)]
 mod tests {
-    use super::super::course::tests::course;
+    use gpubook_course::runner::Course;
+    fn course(statuses: &[(&str, gpubook_course::progress::Standing)]) -> Course {
+        Course::fixture(statuses)
+    }
     use super::*;
 
     fn plain(s: &str) -> String {

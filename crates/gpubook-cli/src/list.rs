@@ -1,8 +1,8 @@
 //! `gpubook list`: every exercise by chapter, with what the progress record says about it.
 
-use super::course::Course;
 use super::style::{BAD, BOLD, DIM, OK, WARN, cmd, paint};
-use gpubook::progress::Standing;
+use gpubook_course::progress::Standing;
+use gpubook_course::runner::Course;
 use std::fmt::Write;
 use std::process::ExitCode;
 
@@ -81,7 +81,10 @@ pub fn next_steps(course: &Course) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::super::course::tests::course;
+    use gpubook_course::runner::Course;
+    fn course(statuses: &[(&str, gpubook_course::progress::Standing)]) -> Course {
+        Course::fixture(statuses)
+    }
     use super::*;
 
     fn plain(s: &str) -> String {

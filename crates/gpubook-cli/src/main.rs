@@ -8,7 +8,7 @@
 mod bench;
 mod book;
 mod check;
-mod course;
+
 mod dev;
 mod doctor;
 mod emu_bench;
@@ -18,15 +18,15 @@ mod moe;
 mod overlap;
 mod perf_bench;
 mod pipeline;
+mod render;
 mod reset;
 mod run;
-mod runner;
 mod solution;
 mod status;
 mod streams_bench;
-mod stubs;
+
 mod style;
-mod testbin;
+
 mod watch;
 
 use clap::{Parser, Subcommand};

@@ -3,10 +3,11 @@
 //! 12 and 13).
 
 use anyhow::{Context, bail};
-use gpubook::ep::moe::{self, MoeConfig};
-use gpubook::ep::{GateConfig, reference};
+use gpubook::ep::GateConfig;
 use gpubook::gpu::Gpu;
-use gpubook::viz::{backend_label, world_timeline_svg};
+use gpubook_labs::ep::moe::{self, MoeConfig};
+use gpubook_labs::ep::reference;
+use gpubook_labs::viz::{backend_label, world_timeline_svg};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -173,7 +174,7 @@ fn run_layer(a: RunArgs) -> anyhow::Result<ExitCode> {
 }
 
 fn channels(a: ChannelsArgs) -> anyhow::Result<ExitCode> {
-    use gpubook::labs::channels::{ShareConfig, SweepConfig, channel_sweep, share_table, sm_share, sweep_table};
+    use gpubook_labs::channels::{ShareConfig, SweepConfig, channel_sweep, share_table, sm_share, sweep_table};
     let gpu = Gpu::new()?;
     println!("Channels and SMs on {} (every rank on this device: the kernels' speed, no link modelled)", backend_label(&gpu));
     let sweep = SweepConfig::for_device(&gpu);

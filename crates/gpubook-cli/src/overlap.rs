@@ -5,8 +5,8 @@
 
 use anyhow::Context;
 use gpubook::gpu::{BackendKind, Gpu, Trace, TraceOp};
-use gpubook::labs::chunk_pair::{self, PairConfig, Plan, is_communication, is_compute};
-use gpubook::viz::backend_label;
+use gpubook_labs::chunk_pair::{self, PairConfig, Plan, is_communication, is_compute};
+use gpubook_labs::viz::backend_label;
 use std::path::PathBuf;
 use std::process::ExitCode;
 

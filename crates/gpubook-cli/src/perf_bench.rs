@@ -1,9 +1,9 @@
 //! `gpubook perf-bench`: chapters 5 and 6 in one table (strided against coalesced, bank
 //! conflicts against padding, histograms, scans), each in GB/s and as a fraction of the copy
-//! measured in the same run, then the roofline (gpubook::labs::perf and ::roofline).
+//! measured in the same run, then the roofline (gpubook_labs::perf and ::roofline).
 
 use gpubook::gpu::Gpu;
-use gpubook::labs::{perf, roofline};
+use gpubook_labs::{perf, roofline};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -33,8 +33,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if let Some(dir) = args.svg {
         std::fs::create_dir_all(&dir)?;
         let path = dir.join("roofline.svg");
-        let title = format!("The roofline of {}", gpubook::viz::backend_label(&gpu));
-        std::fs::write(&path, gpubook::viz::roofline_svg(&roof, &title).as_str())?;
+        let title = format!("The roofline of {}", gpubook_labs::viz::backend_label(&gpu));
+        std::fs::write(&path, gpubook_labs::viz::roofline_svg(&roof, &title).as_str())?;
         println!("wrote {}", path.display());
     }
     Ok(ExitCode::SUCCESS)

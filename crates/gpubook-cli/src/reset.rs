@@ -1,10 +1,10 @@
 //! `gpubook reset ID`: put an exercise's files back as they started (the stubs generated from
 //! solutions/), after asking, since the learner's work in them is lost.
 
-use super::course::Course;
 use super::style::{BOLD, OK, WARN, paint};
 use anyhow::{Context, bail};
-use gpubook::progress::Progress;
+use gpubook_course::progress::Progress;
+use gpubook_course::runner::Course;
 use std::io::{BufRead, Write};
 use std::path::Path;
 use std::process::ExitCode;
@@ -38,7 +38,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         }
     }
     for file in &ex.files {
-        let written = super::stubs::write(&course.root, Some(&Path::new("exercises").join(file)))
+        let written = gpubook_course::stubs::write(&course.root, Some(&Path::new("exercises").join(file)))
             .with_context(|| format!("restoring exercises/{file}"))?;
         if written != 1 {
             bail!("there is no stub for exercises/{file}: solutions/{file} is missing");

@@ -4,7 +4,7 @@
 //! experiments, and for the book's snippets.
 //!
 //! An argument is a buffer `TYPE[N]:INIT`, a value `TYPE=X` or `@NAME`, a buffer an earlier
-//! launch made (`gpubook::launch_spec::spec` has the grammar: CUDA vector types such as float4,
+//! launch made (`gpubook_labs::launch_spec::spec` has the grammar: CUDA vector types such as float4,
 //! inits zeros, ones, iota, random, uninit, numbers, or an .npy file). `--then 'KERNEL grid=..
 //! block=.. ARG...'` launches again on the same buffers (scan, then add the block sums);
 //! `--save NAME=FILE.npy` writes a buffer for numpy. `--symbol NAME=TYPE[N]:INIT` or
@@ -25,7 +25,7 @@
 use anyhow::{Context, bail};
 use gpubook::emu::{EmuConfig, Mode};
 use gpubook::gpu::{AccessCounts, BackendKind, Gpu};
-use gpubook::launch_spec::{ElemType, LaunchLine, Script, Session, SymbolSpec, npy, parse_arg, parse_launch, parse_symbol, spec};
+use gpubook_labs::launch_spec::{ElemType, LaunchLine, Script, Session, SymbolSpec, npy, parse_arg, parse_launch, parse_symbol, spec};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -284,7 +284,7 @@ fn summary(ty: ElemType, data: &[u8], show: usize, uninit: bool) -> String {
         0 => String::new(),
         n => format!("; {n} near -1.7e38, check mode's pattern for a local variable that was never set"),
     };
-    format!("{elems} elements: {} {range}{nan}{unwritten}{pattern}", gpubook::launch_spec::session::show(ty, data, show))
+    format!("{elems} elements: {} {range}{nan}{unwritten}{pattern}", gpubook_labs::launch_spec::session::show(ty, data, show))
 }
 
 /// Plain digits up to 1e15 (sums of counts stay exact); past that or below 1e-4, eight
@@ -350,7 +350,7 @@ fn counts_table(c: &AccessCounts) -> String {
 /// thread that wrote each element last (`writers`: per cell, its first element with a writer).
 mod touch_map {
     use gpubook::gpu::AccessCounts;
-    use gpubook::launch_spec::{LaunchLine, Session};
+    use gpubook_labs::launch_spec::{LaunchLine, Session};
     use serde_json::{Value, json};
 
     /// At most this many cells a buffer: a cell stands for several elements beyond it.

@@ -1,9 +1,9 @@
 //! `gpubook solution [ID]`: the book's answer, once the exercise has passed (or with --force).
 //! The lines the learner had to write are highlighted; the stub markers are left out.
 
-use super::course::Course;
 use super::style::{BOLD, DIM, OK, cmd, paint};
 use anyhow::Context;
+use gpubook_course::runner::Course;
 use std::fmt::Write;
 use std::process::ExitCode;
 

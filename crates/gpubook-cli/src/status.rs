@@ -1,9 +1,9 @@
 //! `gpubook` with no command: the device in use, the course so far, and what to do next.
 
-use super::course::Course;
 use super::list;
 use super::style::{BAD, BOLD, cmd, paint};
 use gpubook::gpu::Gpu;
+use gpubook_course::runner::Course;
 use std::process::ExitCode;
 
 pub fn run() -> anyhow::Result<ExitCode> {

@@ -6,7 +6,7 @@
 
 use gpubook::emu::{EmuConfig, Mode};
 use gpubook::gpu::{BackendKind, Gpu};
-use gpubook::labs::overlap;
+use gpubook_labs::overlap;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -42,7 +42,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if let Some(dir) = args.svg {
         std::fs::create_dir_all(&dir)?;
         for r in &runs {
-            let title = format!("{} on {}", r.design.name(), gpubook::viz::backend_label(&gpu));
+            let title = format!("{} on {}", r.design.name(), gpubook_labs::viz::backend_label(&gpu));
             let path = dir.join(format!("{}.svg", r.design.key()));
             r.timeline(&title).svg().save(&path)?;
             println!("wrote {}", path.display());

@@ -5,11 +5,13 @@
 //! mode so a key needs no Enter), and nothing else; the main thread grades and redraws. Raw mode
 //! is undone on every way out: return, error, and panic.
 
-use super::course::Course;
+use super::render::render;
 use super::style::{BOLD, DIM, OK, cmd, paint};
-use super::{hint, list, runner};
+use super::{hint, list};
 use anyhow::Context;
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
+use gpubook_course::runner;
+use gpubook_course::runner::Course;
 use notify::{EventKind, RecursiveMode, Watcher};
 use std::collections::VecDeque;
 use std::io::{IsTerminal, Write};
@@ -129,7 +131,7 @@ impl Watching {
         let mut more = false;
         self.body = match outcome {
             Ok(outcome) if outcome.passed() => {
-                passes.push_str(&runner::render(&ex, &outcome));
+                passes.push_str(&render(&ex, &outcome));
                 let next = self.course.after(&ex.id);
                 let then = match next {
                     Some(n) => format!(
@@ -144,7 +146,7 @@ impl Watching {
                 self.current = next.map(|n| n.id.clone());
                 format!("{passes}{then}")
             }
-            Ok(outcome) => format!("{passes}{}", runner::render(&ex, &outcome)),
+            Ok(outcome) => format!("{passes}{}", render(&ex, &outcome)),
             Err(e) => format!("{passes}error: {e:#}\n"),
         };
         self.redraw();
@@ -312,7 +314,10 @@ fn key_of(k: KeyEvent) -> Option<Key> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::course::tests::course;
+    use gpubook_course::runner::Course;
+    fn course(statuses: &[(&str, gpubook_course::progress::Standing)]) -> Course {
+        Course::fixture(statuses)
+    }
     use super::*;
 
     #[test]

@@ -472,7 +472,7 @@ fn every_declared_run_works_with_the_solution_and_ends_with_the_stub() {
         return;
     }
     let root = gpubook::paths::root();
-    let catalog = gpubook::catalog::Catalog::load(&root).unwrap();
+    let catalog = gpubook_course::catalog::Catalog::load(&root).unwrap();
     let mut problems = Vec::new();
     for e in &catalog.exercises {
         let Some(launch) = e.launch() else { continue };

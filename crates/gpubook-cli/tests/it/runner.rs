@@ -73,8 +73,8 @@ fn list_shows_chapters_progress_and_the_next_exercise() {
     assert!(!text.contains('\x1b'), "NO_COLOR means no escape codes: {text:?}");
 
     // A pass recorded with the fingerprint of the files as they are: it stands.
-    let catalog = gpubook::catalog::Catalog::load(dir.path()).unwrap();
-    let fingerprint = gpubook::progress::fingerprint(dir.path(), catalog.get(ID).unwrap());
+    let catalog = gpubook_course::catalog::Catalog::load(dir.path()).unwrap();
+    let fingerprint = gpubook_course::progress::fingerprint(dir.path(), catalog.get(ID).unwrap());
     std::fs::create_dir_all(dir.path().join(".gpubook")).unwrap();
     let passed = format!(r#"{{"exercises":{{"{ID}":{{"status":"passed","attempts":2,"hints_shown":0,"passed_with":"{fingerprint}"}}}}}}"#);
     std::fs::write(dir.path().join(".gpubook/progress.json"), passed).unwrap();

@@ -1,6 +1,7 @@
 //! Expert parallelism as in DeepEP (chapters 12-14): a [`World`] of ranks in nodes, symmetric
 //! buffers whose peer tables kernels store through, links modelled from the traffic the kernels
-//! count, and a whole MoE layer ([`moe::run`]) checked against a dense one on the host.
+//! count, the phases' timeline, and the data the exercises pass around. The host references,
+//! the kernels of `gpubook moe` and the whole MoE layer are gpubook-labs' `ep`.
 //!
 //! ```no_run
 //! use gpubook::ep::{Symmetric, Topology, World};
@@ -14,14 +15,9 @@
 //! # Ok(()) }
 //! ```
 
-mod config;
 mod gate;
-mod kernels;
 mod links;
-pub mod moe;
 mod peer;
-pub mod reference;
-pub mod study;
 mod symmetric;
 mod timeline;
 mod topology;
@@ -30,9 +26,8 @@ mod world;
 
 pub use gate::GateConfig;
 pub use links::{Link, LinkModel, Traffic, Transfer};
-pub use reference::{HostRouting, TrafficCount};
 pub use symmetric::{PeerPtr, Symmetric};
 pub use timeline::{Phase, RankPhase, WorldTimeline};
 pub use topology::{ShapeError, Topology};
-pub use types::{ChannelConfig, Incoming, Layout, MoeShape, RankTokens, RdmaBuffers, Received, Rings, Routing};
+pub use types::{ChannelConfig, CombineInput, Incoming, Layout, MoeShape, RankTokens, RdmaBuffers, Received, Rings, Routing, TrafficCount};
 pub use world::{DEVICES_VAR, Rank, World, devices_from_env, spread_devices};

@@ -1,6 +1,7 @@
 //! The data the expert-parallel exercises pass around, rank by rank.
 
 use crate::gpu::DeviceSlice;
+use serde::Serialize;
 
 /// Where a rank's tokens go (chapter 12's `get_dispatch_layout`, after DeepEP's).
 pub struct Layout {
@@ -100,4 +101,36 @@ pub struct Incoming {
     pub place: DeviceSlice<i32>,
     pub tokens: usize,
     pub hidden: usize,
+}
+
+/// Messages and bytes over each link.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct TrafficCount {
+    pub ib_messages: u64,
+    pub ib_bytes: u64,
+    pub nvlink_messages: u64,
+    pub nvlink_bytes: u64,
+}
+
+/// One combine problem (chapter 9): `tokens × top_k` rows go through their experts and come
+/// back summed.
+#[derive(Debug, Clone)]
+pub struct CombineInput {
+    /// Tokens of this rank (rows of the output).
+    pub tokens: usize,
+    /// Experts per token.
+    pub top_k: usize,
+    /// Floats per row.
+    pub hidden: usize,
+    pub experts: usize,
+    /// The rows the experts process, `[tokens * top_k][hidden]`: row m is token m / top_k's copy
+    /// for its (m % top_k)-th expert.
+    pub x: Vec<f32>,
+    /// Which expert processes row m.
+    pub expert_of: Vec<i32>,
+    /// Row m's gate weight in the sum.
+    pub weight: Vec<f32>,
+    /// Each expert's per-channel scale and bias, `[experts][hidden]`.
+    pub scale: Vec<f32>,
+    pub bias: Vec<f32>,
 }

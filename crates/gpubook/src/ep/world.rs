@@ -13,7 +13,7 @@
 
 use super::links::{LinkModel, Traffic};
 use super::topology::Topology;
-use crate::gpu::{BackendKind, Gpu, GpuError, Result, Stream};
+use crate::gpu::{BackendKind, Gpu, GpuError, OpKind, Result, Stream, Trace};
 use crate::sync::lock;
 use std::sync::{Arc, Mutex};
 
@@ -207,6 +207,24 @@ impl World {
 
     pub(crate) fn slot_count(&self) -> usize {
         self.slots.len()
+    }
+
+    /// The epoch (world barriers passed since the traces were cleared) of every launch of
+    /// `kernel` on `gpu`, whose trace is `trace`: each world barrier leaves one event record on the barrier
+    /// stream of each of the device's slots.
+    pub fn launch_epochs(&self, gpu: &Gpu, trace: &Trace, kernel: &str) -> Vec<usize> {
+        let slots: Vec<usize> = (0..self.slot_count()).filter(|&s| self.slot_gpu(s).is_same_device(gpu)).collect();
+        let marks: Vec<u32> = slots.iter().map(|&s| self.barrier_stream(s)).collect();
+        let mut seen = 0;
+        let mut epochs = Vec::new();
+        for o in &trace.ops {
+            match &o.kind {
+                OpKind::RecordEvent if marks.contains(&o.stream) => seen += 1,
+                OpKind::Launch { kernel: k, .. } if k == kernel => epochs.push(seen / slots.len().max(1)),
+                _ => {}
+            }
+        }
+        epochs
     }
 }
 

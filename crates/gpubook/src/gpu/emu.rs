@@ -17,7 +17,7 @@ use super::ids::{EventId, HostMem, StreamId};
 use super::info::{BackendKind, DeviceInfo};
 use super::limits::{MAX_BLOCK_DIM, MAX_GRID_DIM, MAX_THREADS_PER_BLOCK, SHARED_MEM_PER_BLOCK};
 use super::module::KernelSource;
-use super::occupancy::{BlockResources, FunctionResources, SmLimits, block_limits};
+use super::occupancy::{BlockResources, FunctionResources, SmLimits, limits};
 use super::trace::AccessCounts;
 use crate::sync::lock;
 use gpubook_cudac::{Finding, KernelLookupError, find_kernel};
@@ -431,6 +431,6 @@ impl BackendFunction for EmuFunction {
     /// given (registers and static shared memory are not known: see `resources`).
     fn max_active_blocks_per_sm(&self, block: u32, dynamic_shared: u32) -> Result<u32> {
         let b = BlockResources { threads: block, registers_per_thread: 0, shared_bytes: dynamic_shared };
-        Ok(block_limits(&self.sm, &b).resident())
+        Ok(limits(&self.sm, &b).resident())
     }
 }

@@ -1,6 +1,7 @@
 //! What a device is: the facts `gpubook` and `gpubook doctor` print and launch checks use (the
 //! limits' values come from the table in limits.rs).
 
+use super::error::GpuError;
 use super::occupancy::SmLimits;
 use std::fmt;
 
@@ -46,6 +47,30 @@ pub struct DeviceInfo {
     pub nvrtc_version: Option<(i32, i32)>,
     /// A line about the backend: the compiler the emulator uses, and so on.
     pub detail: String,
+}
+
+impl DeviceInfo {
+    /// Dynamic shared memory that keeps a block alone on its SM: two blocks of it (each with the
+    /// SM's reservation) do not fit in one SM's shared memory, so a kernel launched with it takes
+    /// whole SMs, one block each, and no other kernel's block launched with it fits beside one.
+    /// This is how a communication kernel holds k SMs for itself while a computation launched the
+    /// same way fills the rest (DeepEP's kernels and DeepGEMM split an H800's 132 SMs so). The
+    /// block need not use the memory. Opt the kernel in first
+    /// ([`Function::set_max_dynamic_shared_bytes`](super::Function::set_max_dynamic_shared_bytes)).
+    pub fn whole_sm_shared_bytes(&self) -> Result<u32, GpuError> {
+        let sm = self.sm;
+        let unit = sm.shared_memory_allocation_unit.max(1);
+        let half = (sm.shared_memory / 2).saturating_sub(sm.reserved_shared_memory_per_block) + 1;
+        let bytes = half.div_ceil(unit) * unit;
+        let most = self.max_shared_mem_per_block_optin.min(sm.max_shared_memory_per_block);
+        if bytes > most {
+            return Err(GpuError::Size(format!(
+                "a block needs {bytes} bytes of shared memory to hold an SM of {} alone; this device gives a block at most {most}",
+                sm.shared_memory
+            )));
+        }
+        Ok(bytes)
+    }
 }
 
 impl fmt::Display for DeviceInfo {

@@ -90,15 +90,14 @@ pub use limits::LaunchConfig;
 pub use mapped::MappedHostSlice;
 pub use memory::{DevicePtr, DevicePtrMut, DeviceSlice, DeviceView, DeviceViewMut};
 pub use module::{KernelSource, Source};
-pub(crate) use occupancy::block_limits;
-pub use occupancy::{BlockResources, FunctionResources, SmLimits};
+pub use occupancy::{BlockLimits, BlockResources, FunctionResources, SmLimits, block_limits};
 pub use repr::{DeviceRepr, vector};
 pub use select::{BACKEND_VAR, BackendChoice, requested_backend, resolve_backend};
 pub use stream::Stream;
 pub use strided::{StridedView, StridedViewMut};
 pub use trace::{
     AccessCounts, BufferAccesses, CopyDir, GlobalAccesses, GlobalRequests, OpKind, SharedAccesses, SharedRequests, ThreadAccesses, Trace,
-    TraceOp, Writer, Writers, digest,
+    TraceOp, Writer, Writers, digest, digest_of,
 };
 
 /// Probes for what `gpubook doctor` reports, without creating a device.

@@ -90,7 +90,7 @@ pub struct FunctionResources {
 
 /// Each limit's answer, in blocks per SM; the SM holds the smallest.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct BlockLimits {
+pub struct BlockLimits {
     pub warps: u32,
     pub blocks: u32,
     pub registers: u32,
@@ -103,9 +103,16 @@ impl BlockLimits {
     }
 }
 
-/// The occupancy calculation (the driver's, as `cuda_occupancy.h` documents it). A block that
-/// cannot be launched at all (too many threads, registers or shared memory) gets 0.
-pub(crate) fn block_limits(sm: &SmLimits, b: &BlockResources) -> BlockLimits {
+/// The occupancy calculation (the driver's, as `cuda_occupancy.h` documents it), as reference
+/// code: chapter 5's exercise is to write it, so a grader refuses an answer that calls this. A
+/// block that cannot be launched at all (too many threads, registers or shared memory) gets 0.
+pub fn block_limits(sm: &SmLimits, b: &BlockResources) -> BlockLimits {
+    crate::reference::called("gpubook::gpu::block_limits");
+    limits(sm, b)
+}
+
+/// [`block_limits`], for the emulator's own occupancy answers (not reference code there).
+pub(crate) fn limits(sm: &SmLimits, b: &BlockResources) -> BlockLimits {
     let round_up = |x: u32, unit: u32| x.div_ceil(unit.max(1)) * unit.max(1);
     let none = BlockLimits { warps: 0, blocks: 0, registers: 0, shared: 0 };
     if b.threads == 0 || b.threads > sm.max_threads_per_block {

@@ -4,6 +4,7 @@
 //! microseconds since the device was created. Graders and figures read it.
 
 use super::ids::{BufferId, EventId, HostMem};
+use super::repr::DeviceRepr;
 use serde::Serialize;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -223,6 +224,12 @@ pub fn digest(bytes: &[u8]) -> u64 {
         h = (h.rotate_left(23) ^ b as u64).wrapping_mul(K);
     }
     h ^ (h >> 29)
+}
+
+/// The digest of a slice of device-representable values, as the trace records copies.
+pub fn digest_of<T: DeviceRepr>(values: &[T]) -> u64 {
+    // SAFETY: DeviceRepr types are plain data; the bytes are read only.
+    digest(unsafe { std::slice::from_raw_parts(values.as_ptr() as *const u8, std::mem::size_of_val(values)) })
 }
 
 /// What last wrote a buffer, as [`Trace::last_writer`] sees it.

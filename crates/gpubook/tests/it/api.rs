@@ -363,7 +363,7 @@ fn pinned_copies_get_their_digest_once_the_host_waits() -> Result<()> {
             _ => None,
         })
         .collect();
-    let bytes = |v: &[f32]| gpubook::grade::concepts::digest_of(v);
+    let bytes = |v: &[f32]| gpubook::gpu::digest_of(v);
     assert_eq!(downloads, [(Some(bytes(&x[..400])), Some(host)), (Some(bytes(&x[400..])), Some(host + 1600))]);
     // An upload from pinned memory is not hashed as it is issued (that would hold the host up),
     // but at the next wait for its buffer.

@@ -287,6 +287,54 @@
     return fig;
   }
 
+  // The runner's typed outcome (gpubook-course's runner::Outcome), in the words the terminal
+  // uses: the grader's report field by field, never parsed from text.
+  function showOutcome(out, id, o) {
+    out.replaceChildren();
+    const line = (text, cls) => out.append(el("span", cls, text + "\n"));
+    const labelled = (label, text) => {
+      out.append(el("span", "gpubook-report-label", "  " + label.padEnd(9)));
+      out.append(document.createTextNode(text + "\n"));
+    };
+    switch (o.outcome) {
+      case "passed":
+        line("✓ " + id + " passed!", "gpubook-report-ok");
+        break;
+      case "failed": {
+        const printed = o.detail.printed.split("\n").filter((l) => l.trim() !== "");
+        if (printed.length) {
+          line("your code printed:", "gpubook-report-dim");
+          for (const l of printed.slice(0, 20)) line("  " + l);
+          if (printed.length > 20) line("  … and " + (printed.length - 20) + " more lines", "gpubook-report-dim");
+          line("");
+        }
+        const r = o.detail.report;
+        const f = r.failure;
+        line("✗ " + r.id + " is not solved yet: " + f.what, "gpubook-report-bad");
+        if (f.concept) labelled("concept:", f.concept);
+        if (f.input) labelled("input:", f.input);
+        for (const d of f.details) d.split("\n").forEach((l, k) => line("  " + (k === 0 ? "- " : "  ") + l));
+        labelled("backend:", r.backend + "; seed " + r.seed + " (GPUBOOK_SEED=" + r.seed + " reproduces these inputs)");
+        labelled("next:", "`gpubook hint " + r.id + "` for a hint");
+        break;
+      }
+      case "does_not_compile":
+        line("✗ " + id + " does not compile yet:", "gpubook-report-bad");
+        line(o.detail.trimEnd());
+        labelled("next:", "`gpubook hint " + id + "` for a hint");
+        break;
+      case "broken":
+        line("✗ " + id + " could not be graded:", "gpubook-report-bad");
+        line(o.detail.trimEnd());
+        break;
+      case "timed_out":
+        line("stopped after " + o.detail.seconds + " s: the time limit of a check from the page", "gpubook-report-bad");
+        break;
+      default:
+        line("an outcome this page does not know: " + JSON.stringify(o), "gpubook-report-bad");
+    }
+  }
+
   function exercise(box) {
     const id = box.dataset.check;
     const buttons = el("div", "gpubook-play-buttons");
@@ -301,9 +349,10 @@
       say(status, "grading your files in exercises/ (the first check builds them)…", true);
       try {
         const r = await post("/__gpubook/check", { id });
-        out.textContent = r.output;
+        showOutcome(out, id, r.outcome);
         out.hidden = false;
-        say(status, r.passed ? "passed" : r.timed_out ? "stopped: too slow" : "not yet", r.passed);
+        const timedOut = r.outcome.outcome === "timed_out";
+        say(status, r.passed ? "passed" : timedOut ? "stopped: too slow" : "not yet", r.passed);
       } catch (e) {
         say(status, "could not check: " + e.message, false);
       } finally {

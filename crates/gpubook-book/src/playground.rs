@@ -1,17 +1,18 @@
 //! The served book's two actions: Run (a listing's edited kernel, with the launch its page
-//! declares) and Check (an exercise, graded by `gpubook check` exactly as on the command line,
-//! which records progress). Both run `gpubook` in a child process with a time limit. A request
-//! is JSON naming a listing or exercise id (and, for Run, the source): never a path, never a
-//! launch, nothing else.
+//! declares, run by `gpubook run` in a child process with a time limit, so a kernel that hangs a
+//! GPU cannot hang the server) and Check (an exercise, graded by the course's runner in this
+//! process exactly as `gpubook check` grades it, within a time limit, recording progress; the
+//! page receives the typed outcome and renders it). A request is JSON naming a listing or
+//! exercise id (and, for Run, the source): never a path, never a launch, nothing else.
 
 use super::guard::{Guard, TOKEN_HEADER};
 use super::play::{self, Listing};
 use gpubook::sync::lock;
 use gpubook_course::catalog::Catalog;
+use gpubook_course::runner::{self, Outcome};
 use serde_json::{Value, json};
 use std::io::Read;
 use std::path::PathBuf;
-use std::process::Command;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -39,9 +40,9 @@ impl Default for Limits {
 
 pub struct Playground {
     pub guard: Guard,
-    /// The workspace root: exercises.toml, and where `gpubook check` runs.
+    /// The workspace root: exercises.toml and exercises/, which Check grades.
     pub root: PathBuf,
-    /// `gpubook` itself; `None` answers every action 503.
+    /// `gpubook` itself, for Run; `None` answers every Run 503.
     pub exe: Option<PathBuf>,
     /// The book's runnable listings, replaced at every rebuild.
     pub listings: Arc<Mutex<Vec<Listing>>>,
@@ -124,24 +125,31 @@ impl Playground {
         }
     }
 
+    /// Grades the learner's files for exercise `id` through the course's runner, in this
+    /// process (it builds and runs the exercises' test binary as `gpubook check` does, and
+    /// records progress), and answers with the typed outcome for the page to render.
     fn check(&self, id: &str) -> Reply {
-        let known = Catalog::load(&self.root).map(|c| c.get(id).is_some()).unwrap_or(false);
-        if !known {
+        // No catalog here means no exercise of this book either.
+        let exercise = Catalog::load(&self.root).ok().and_then(|c| c.get(id).cloned());
+        let Some(exercise) = exercise else {
             return refuse(403, format!("`{id}` is no exercise of this book"));
-        }
-        let Some(exe) = &self.exe else {
-            return refuse(503, "this server cannot grade (no gpubook binary)");
         };
         if self.checking.swap(true, Ordering::SeqCst) {
             return refuse(429, "a check is going already: try again when it has finished");
         }
-        let mut cmd = Command::new(exe);
-        cmd.args(["check", id]).current_dir(&self.root).env("NO_COLOR", "1");
-        let result = play::run_limited(cmd, self.limits.check);
+        let result = runner::grade_within(&self.root, &exercise, Some(self.limits.check), &mut |_| {});
         self.checking.store(false, Ordering::SeqCst);
         match result {
-            Ok((status, output, timed_out)) => (200, json!({ "passed": status == Some(0), "output": output, "timed_out": timed_out })),
+            Ok(outcome) => (200, json!({ "passed": outcome.passed(), "outcome": plain(outcome) })),
             Err(e) => refuse(500, format!("{e:#}")),
         }
+    }
+}
+
+/// The outcome with cargo's colour codes taken out of its diagnostics: a page shows text.
+fn plain(outcome: Outcome) -> Outcome {
+    match outcome {
+        Outcome::DoesNotCompile(d) => Outcome::DoesNotCompile(anstream::adapter::strip_str(&d).to_string()),
+        other => other,
     }
 }

@@ -38,7 +38,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
 
     anstream::print!("{}", render(&ex, &outcome));
     anstream::println!("{}", paint(DIM, format_args!("(checked in {took:.2} s)")));
-    if let Outcome::Passed = outcome {
+    if let Outcome::Passed(_) = outcome {
         course.reload_progress();
         anstream::println!("\nCompare with the book's answer: {}", cmd(format_args!("gpubook solution {}", ex.id)));
         match course.after(&ex.id) {
@@ -61,17 +61,17 @@ fn all(course: &mut Course) -> anyhow::Result<ExitCode> {
         let outcome = runner::grade(&course.root, ex, &mut |step| spinner.set_message(step));
         spinner.finish_and_clear();
         let line = match outcome? {
-            Outcome::Passed => paint(OK, format_args!("✓ {}", ex.id)),
+            Outcome::Passed(_) => paint(OK, format_args!("✓ {}", ex.id)),
             Outcome::Failed { report, .. } => {
                 failing += 1;
-                let first = report.lines().find(|l| !l.trim().is_empty()).unwrap_or("").trim();
-                paint(BAD, format_args!("✗ {}", first.trim_start_matches("✗ ")))
+                let what = report.failure.as_ref().map_or("", |f| f.what.as_str());
+                paint(BAD, format_args!("✗ {} is not solved yet: {what}", ex.id))
             }
             Outcome::DoesNotCompile(_) => {
                 failing += 1;
                 paint(BAD, format_args!("✗ {} does not compile yet", ex.id))
             }
-            Outcome::Broken(_) => {
+            Outcome::Broken(_) | Outcome::TimedOut { .. } => {
                 failing += 1;
                 paint(BAD, format_args!("✗ {} could not be graded", ex.id))
             }

@@ -40,18 +40,26 @@ pub struct Checked {
 
 /// `check!`'s runtime half: runs `grade` (a grader called on the notebook's answers), records the
 /// report under the exercise the catalog gives for (`chapter`, `grader`), and returns it.
-pub fn check_with(chapter: &'static str, grader: &'static str, grade: impl FnOnce()) -> Checked {
+pub fn check_with(chapter: &'static str, grader: &'static str, grade: impl FnOnce() -> GradeReport) -> Checked {
     check_in(&gpubook::paths::root(), chapter, grader, grade)
 }
 
 /// [`check_with`], recording into the course at `root`.
-pub fn check_in(root: &std::path::Path, chapter: &'static str, grader: &'static str, grade: impl FnOnce()) -> Checked {
-    let mut captured = None;
-    crate::grade::graded_by(GradeReport::NOTEBOOK, chapter, grader, || captured = crate::grade::capture_report(grade));
-    let report = captured.unwrap_or_else(|| panic!("{chapter}::{grader} did not grade anything: is it a grader?"));
-    let not_recorded = match Catalog::load(root) {
+pub fn check_in(root: &std::path::Path, chapter: &'static str, grader: &'static str, grade: impl FnOnce() -> GradeReport) -> Checked {
+    let mut report = grade();
+    report.graded_crate = Some(GradeReport::NOTEBOOK.to_string());
+    if report.test != chapter || report.function != grader {
+        panic!("`{chapter}::{grader}` graded `{}`, whose catalog entry is `{}::{}`", report.id, report.test, report.function);
+    }
+    let not_recorded = record(root, &report);
+    Checked { report, not_recorded }
+}
+
+/// Records `report` in the course at `root`; why not, when it could not be.
+fn record(root: &std::path::Path, report: &GradeReport) -> Option<String> {
+    match Catalog::load(root) {
         Ok(catalog) => match catalog.get(&report.id) {
-            Some(ex) => match Progress::record_from_notebook(root, &report, &progress::fingerprint(root, ex)) {
+            Some(ex) => match Progress::record_from_notebook(root, report, &progress::fingerprint(root, ex)) {
                 Ok((_, true)) => Some("your files in exercises/ passed already; a failing notebook does not clear that".into()),
                 Ok((_, false)) => None,
                 Err(e) => Some(e.to_string()),
@@ -59,8 +67,7 @@ pub fn check_in(root: &std::path::Path, chapter: &'static str, grader: &'static 
             None => Some(format!("exercises.toml has no `{}`", report.id)),
         },
         Err(e) => Some(format!("{e:#}")),
-    };
-    Checked { report, not_recorded }
+    }
 }
 
 impl Checked {
@@ -80,11 +87,24 @@ impl Checked {
             "<div style=\"border-left:4px solid {colour};padding:6px 10px;font-family:sans-serif\">\
              <div style=\"color:{colour};font-weight:bold\">{title}</div>"
         );
-        if let Some(text) = &r.report {
-            out.push_str(&format!(
-                "<pre style=\"white-space:pre-wrap;font-size:13px;margin:6px 0\">{}</pre>",
-                esc(text.trim_start_matches('\n'))
-            ));
+        if let Some(f) = &r.failure {
+            out.push_str(&format!("<div style=\"margin:6px 0\">{}</div>", esc(&f.what)));
+            let row = |label: &str, text: &str| format!("<div style=\"margin:2px 0\"><b>{label}</b> {}</div>", esc(text));
+            if let Some(c) = &f.concept {
+                out.push_str(&row("concept:", c));
+            }
+            if let Some(i) = &f.input {
+                out.push_str(&row("input:", i));
+            }
+            if !f.details.is_empty() {
+                out.push_str("<ul style=\"margin:4px 0;padding-left:18px\">");
+                for d in &f.details {
+                    out.push_str(&format!("<li><pre style=\"white-space:pre-wrap;font-size:13px;margin:0\">{}</pre></li>", esc(d)));
+                }
+                out.push_str("</ul>");
+            }
+            out.push_str(&row("seed:", &format!("{} (GPUBOOK_SEED={} reproduces these inputs)", r.seed, r.seed)));
+            out.push_str(&row("next:", &format!("`{}` for a hint", r.hint_command())));
         }
         for skipped in &r.skipped_checks {
             out.push_str(&format!("<div style=\"color:#666\">not checked on this device: {}</div>", esc(skipped)));
@@ -105,7 +125,7 @@ impl Checked {
 
 impl fmt::Display for Checked {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match &self.report.report {
+        match self.report.text() {
             None => write!(f, "✓ {} passed", self.report.id),
             Some(text) => write!(f, "{}", text.trim_start_matches('\n')),
         }

@@ -208,7 +208,9 @@ mod tests {
         GradeReport {
             id: id.into(),
             passed,
-            report: (!passed).then(|| "✗ no".into()),
+            failure: (!passed).then(|| crate::grade::Failure::new("no")),
+            test: "ch03".into(),
+            function: "f".into(),
             seed: 1,
             backend: "emulator".into(),
             graded_crate: Some(krate.into()),

@@ -7,7 +7,7 @@ use gpubook::testing::{device_or_skip, workspace_file};
 /// Runs a grader on a wrong answer and checks that its report contains each of `words` (a
 /// grader that cannot fail is a bug); returns the report for further checks, or `None` (after
 /// printing SKIPPED) when there is no device.
-pub fn expect_failure(test: &str, words: &[&str], grader: impl FnOnce()) -> Option<String> {
+pub fn expect_failure(test: &str, words: &[&str], grader: impl FnOnce() -> crate::grade::GradeReport) -> Option<String> {
     device_or_skip(test)?;
     let report = crate::grade::report_of(grader).unwrap_or_else(|| panic!("{test}: the grader passed a wrong answer"));
     for word in words {
@@ -21,7 +21,7 @@ pub fn expect_failure(test: &str, words: &[&str], grader: impl FnOnce()) -> Opti
 /// uninitialised access): there it must fail naming each of `words`. On a GPU the same bug is
 /// undefined behaviour: a failure (any report) or a pass are both possible, and a pass is printed
 /// as a NOTE, never hidden.
-pub fn expect_failure_on_emulator(test: &str, words: &[&str], grader: impl FnOnce()) {
+pub fn expect_failure_on_emulator(test: &str, words: &[&str], grader: impl FnOnce() -> crate::grade::GradeReport) {
     let Some(gpu) = device_or_skip(test) else { return };
     let emulated = gpu.backend() == gpubook::gpu::BackendKind::Emulator;
     match crate::grade::report_of(grader) {

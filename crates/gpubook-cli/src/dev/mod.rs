@@ -91,7 +91,7 @@ fn reports(root: &Path, from: &Path, write: bool) -> anyhow::Result<ExitCode> {
             continue;
         }
         failed += 1;
-        let text = normalised(&report.report.unwrap_or_default());
+        let text = normalised(&report.text().unwrap_or_default());
         let path = snapshot_path(root, &ex.id);
         if write {
             std::fs::create_dir_all(path.parent().expect("has a folder")).with_context(|| format!("creating {}", path.display()))?;

@@ -1,6 +1,7 @@
 //! Chapter 1: heterogeneous computing. The first kernel (every thread finds its own slot) and the
 //! first launch (a configuration of blocks and threads, given and obeyed).
 
+use super::GradeReport;
 use super::ch02::{no_leaks, story};
 use super::concepts::computed_on_the_device;
 use super::words::count;
@@ -15,7 +16,7 @@ const GLOBAL_INDEX: &str = "slot i belongs to the thread whose global index is i
 
 /// `who_am_i(gpu, n, block) -> (block_of, thread_of)`: slot i records the block and the thread,
 /// within that block, of the thread whose global index is i.
-pub fn who_am_i(f: impl Fn(&Gpu, usize, u32) -> Result<(Vec<i32>, Vec<i32>)>) {
+pub fn who_am_i(f: impl Fn(&Gpu, usize, u32) -> Result<(Vec<i32>, Vec<i32>)>) -> GradeReport {
     grade("ch01-who-am-i", |ctx| {
         let mut cases: Vec<(usize, u32, String)> = sizes(&mut ctx.rng, 256, 100_003).into_iter().map(|(n, name)| (n, 256, name)).collect();
         cases.push((1000, 32, "many small blocks".into()));
@@ -45,7 +46,7 @@ pub fn who_am_i(f: impl Fn(&Gpu, usize, u32) -> Result<(Vec<i32>, Vec<i32>)>) {
             }
         }
         Ok(())
-    });
+    })
 }
 
 /// A kernel that indexes with `threadIdx.x` alone writes only the first block's slots (every
@@ -65,7 +66,7 @@ fn first_block_only(e: Failure, got: &[i32], n: usize, block: usize) -> Failure 
 
 /// `first_launch(gpu, grid, block) -> out`: `hello` launched on exactly `grid` blocks of `block`
 /// threads; `out[i]` = 10000 * block index + thread index, for i the global index.
-pub fn first_launch(f: impl Fn(&Gpu, u32, u32) -> Result<Vec<i32>>) {
+pub fn first_launch(f: impl Fn(&Gpu, u32, u32) -> Result<Vec<i32>>) -> GradeReport {
     grade("ch01-first-launch", |ctx| {
         let mut cases: Vec<(u32, u32)> = vec![(1, 1), (1, 255), (2, 256), (3, 1), (7, 33), (1, 1024), (1000, 1), (391, 256)];
         cases.push((ctx.rng.usize(1, 300) as u32, ctx.rng.usize(1, 1025) as u32));
@@ -102,7 +103,7 @@ pub fn first_launch(f: impl Fn(&Gpu, u32, u32) -> Result<Vec<i32>>) {
             no_leaks(&trace).map_err(|e| e.input(&input))?;
         }
         Ok(())
-    });
+    })
 }
 
 /// The launch must be the one asked for: `grid` blocks of `block` threads, one launch.

@@ -2,6 +2,7 @@
 //! teaches: what was copied which way and how many bytes, how big each allocation was, whether the
 //! data stayed on the device between launches, and whether every buffer was freed.
 
+use super::GradeReport;
 use super::concepts::{computed_on_the_device, written_by_a_kernel};
 use super::words::count;
 use super::{Failure, Tolerance, check_f32, grade};
@@ -20,7 +21,7 @@ fn sizes(rng: &mut super::Rng) -> Vec<(usize, String)> {
 }
 
 /// `axpy(gpu, a, x, y)`: y ← a·x + y, with y written back into the caller's slice.
-pub fn axpy(f: impl Fn(&Gpu, f32, &[f32], &mut [f32]) -> Result<()>) {
+pub fn axpy(f: impl Fn(&Gpu, f32, &[f32], &mut [f32]) -> Result<()>) -> GradeReport {
     grade("ch02-axpy", |ctx| {
         for (n, name) in sizes(&mut ctx.rng) {
             // Asymmetric data: x and y on different scales, so mixing them up shows.
@@ -72,11 +73,11 @@ pub fn axpy(f: impl Fn(&Gpu, f32, &[f32], &mut [f32]) -> Result<()>) {
             computed_on_the_device(&trace, "y", &y_out, &[("x", digest_of(&x)), ("y", digest_of(&y))]).map_err(|e| e.input(&input))?;
         }
         Ok(())
-    });
+    })
 }
 
 /// `normalize(gpu, pixels) -> out`: `out[i] = pixels[i] / 255`, with n bytes in and 4n bytes out.
-pub fn normalize(f: impl Fn(&Gpu, &[u8]) -> Result<Vec<f32>>) {
+pub fn normalize(f: impl Fn(&Gpu, &[u8]) -> Result<Vec<f32>>) -> GradeReport {
     grade("ch02-normalize", |ctx| {
         for (n, name) in sizes(&mut ctx.rng) {
             let mut pixels: Vec<u8> = (0..n).map(|_| ctx.rng.next_u64() as u8).collect();
@@ -123,11 +124,11 @@ pub fn normalize(f: impl Fn(&Gpu, &[u8]) -> Result<Vec<f32>>) {
             computed_on_the_device(&trace, "out", &out, &[("pixels", digest_of(&pixels))]).map_err(|e| e.input(&input))?;
         }
         Ok(())
-    });
+    })
 }
 
 /// `fill(gpu, n, value) -> out`: n copies of `value`, made on the device with no host data.
-pub fn fill(f: impl Fn(&Gpu, usize, f32) -> Result<Vec<f32>>) {
+pub fn fill(f: impl Fn(&Gpu, usize, f32) -> Result<Vec<f32>>) -> GradeReport {
     grade("ch02-fill", |ctx| {
         let random = ctx.rng.f32(-100.0, 100.0);
         // 1.0 first: the value people try with memset. 0.0 is the one value memset can make.
@@ -176,7 +177,7 @@ pub fn fill(f: impl Fn(&Gpu, usize, f32) -> Result<Vec<f32>>) {
             written_by_a_kernel(&trace, "out", &out).map_err(|e| e.input(&input))?;
         }
         Ok(())
-    });
+    })
 }
 
 /// The byte every byte of every element holds, when that is the whole story of `out` and it is
@@ -190,7 +191,7 @@ fn byte_pattern(out: &[f32], value: f32) -> Option<u8> {
 }
 
 /// `smooth(gpu, x, k) -> y`: k steps of 3-point smoothing, with the data on the device throughout.
-pub fn smooth(f: impl Fn(&Gpu, &[f32], usize) -> Result<Vec<f32>>) {
+pub fn smooth(f: impl Fn(&Gpu, &[f32], usize) -> Result<Vec<f32>>) -> GradeReport {
     grade("ch02-stay-on-device", |ctx| {
         let mut cases: Vec<(usize, usize, String)> =
             sizes(&mut ctx.rng).into_iter().map(|(n, name)| (n, ctx.rng.usize(2, 6), name)).collect();
@@ -249,7 +250,7 @@ pub fn smooth(f: impl Fn(&Gpu, &[f32], usize) -> Result<Vec<f32>>) {
             no_leaks(&trace).map_err(|e| e.input(&input))?;
         }
         Ok(())
-    });
+    })
 }
 
 /// No copy may come between the first and the last launch: not a trip to the host and back, and

@@ -3,6 +3,7 @@
 //! ceiling division, in each dimension), x along a row, and for the grid-stride loop exactly the
 //! grid the grader asked for.
 
+use super::GradeReport;
 use super::concepts::{computed_on_the_device, counted_launches};
 use super::explain::Explain;
 use super::words::count;
@@ -70,7 +71,7 @@ const GUARD: &str = "the boundary guard: the grid is rounded up to whole blocks,
      of the arrays, and its extra threads must do nothing (`if (i < n)`)";
 
 /// `vector_add(gpu, a, b) -> c`: `c[i] = a[i] + b[i]`.
-pub fn vector_add(f: impl Fn(&Gpu, &[f32], &[f32]) -> Result<Vec<f32>>) {
+pub fn vector_add(f: impl Fn(&Gpu, &[f32], &[f32]) -> Result<Vec<f32>>) -> GradeReport {
     let explain = Explain { out_of_bounds: Some(GUARD), launch_config: Some(CEIL), ..Default::default() };
     grade("ch03-vector-add", |ctx| {
         for (n, name) in sizes(&mut ctx.rng, 256, 100_003) {
@@ -119,7 +120,7 @@ pub fn vector_add(f: impl Fn(&Gpu, &[f32], &[f32]) -> Result<Vec<f32>>) {
             }
         }
         Ok(())
-    });
+    })
 }
 
 /// When every wrong element of `got` is exactly 0 (and should not be): the first and how many
@@ -135,7 +136,7 @@ const GRID_STRIDE: &str = "a grid-stride loop: i starts at blockIdx.x * blockDim
 
 /// `bias_relu(gpu, x, bias, blocks) -> x'`: `x'[i] = max(x[i] + bias, 0)`, on a grid of exactly
 /// `blocks` blocks. The update is in place, so an element visited twice gets the bias twice.
-pub fn bias_relu(f: impl Fn(&Gpu, &[f32], f32, u32) -> Result<Vec<f32>>) {
+pub fn bias_relu(f: impl Fn(&Gpu, &[f32], f32, u32) -> Result<Vec<f32>>) -> GradeReport {
     let explain = Explain {
         race: Some(
             "each element belongs to exactly one thread: step by the whole grid (gridDim.x * blockDim.x), not by \
@@ -204,7 +205,7 @@ pub fn bias_relu(f: impl Fn(&Gpu, &[f32], f32, u32) -> Result<Vec<f32>>) {
             return Err(failure.input(&input).detail(format!("the launch: {}", launch.describe())));
         }
         Ok(())
-    });
+    })
 }
 
 /// A grid-stride loop spreads the elements over every thread of the grid: none handles more than
@@ -230,7 +231,7 @@ const TWO_D: &str = "a 2-D grid over a row-major matrix: x runs along a row (col
      blocks of 16 × 16";
 
 /// `matrix_add(gpu, a, b, rows, cols) -> c`: C = A + B, row-major.
-pub fn matrix_add(f: impl Fn(&Gpu, &[f32], &[f32], usize, usize) -> Result<Vec<f32>>) {
+pub fn matrix_add(f: impl Fn(&Gpu, &[f32], &[f32], usize, usize) -> Result<Vec<f32>>) -> GradeReport {
     let explain = Explain {
         out_of_bounds: Some(
             "the guard checks both coordinates against their own limits: row < rows && col < cols (and the index is \
@@ -280,7 +281,7 @@ pub fn matrix_add(f: impl Fn(&Gpu, &[f32], &[f32], usize, usize) -> Result<Vec<f
             computed_on_the_device(&trace, "c", &c, &[("a", digest_of(&a)), ("b", digest_of(&b))]).map_err(|e| e.input(&input))?;
         }
         Ok(())
-    });
+    })
 }
 
 /// Pixels of test images lie in 0..=240, so a 255 in an output is the poison pattern a kernel
@@ -293,7 +294,7 @@ fn image_shapes(rng: &mut Rng) -> Vec<(usize, usize, String)> {
 }
 
 /// `rgb_to_gray(gpu, rgb, width, height) -> gray`: gray = 0.21 r + 0.72 g + 0.07 b, truncated.
-pub fn rgb_to_gray(f: impl Fn(&Gpu, &[u8], usize, usize) -> Result<Vec<u8>>) {
+pub fn rgb_to_gray(f: impl Fn(&Gpu, &[u8], usize, usize) -> Result<Vec<u8>>) -> GradeReport {
     let explain = Explain {
         out_of_bounds: Some(
             "pixel (row, col) is number row * width + col, and its channels are rgb[3 * pixel], rgb[3 * pixel + 1] and \
@@ -319,12 +320,12 @@ pub fn rgb_to_gray(f: impl Fn(&Gpu, &[u8], usize, usize) -> Result<Vec<u8>>) {
             computed_on_the_device(&trace, "gray", &got, &[("rgb", digest_of(&rgb))]).map_err(|e| e.input(&name))?;
         }
         Ok(())
-    });
+    })
 }
 
 /// `blur(gpu, image, width, height, radius) -> blurred`: the integer mean of the pixels within
 /// `radius` that lie inside the image.
-pub fn blur(f: impl Fn(&Gpu, &[u8], usize, usize, usize) -> Result<Vec<u8>>) {
+pub fn blur(f: impl Fn(&Gpu, &[u8], usize, usize, usize) -> Result<Vec<u8>>) -> GradeReport {
     let explain = Explain {
         out_of_bounds: Some(
             "a neighbour (r, c) of a pixel near the edge may lie outside the image: check 0 <= r < height and \
@@ -351,7 +352,7 @@ pub fn blur(f: impl Fn(&Gpu, &[u8], usize, usize, usize) -> Result<Vec<u8>>) {
             computed_on_the_device(&trace, "out", &got, &[("image", digest_of(&image))]).map_err(|e| e.input(&input))?;
         }
         Ok(())
-    });
+    })
 }
 
 fn box_blur(image: &[u8], width: usize, height: usize, radius: usize) -> Vec<u8> {

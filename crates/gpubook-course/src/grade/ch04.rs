@@ -4,6 +4,7 @@
 //! emulator's race detector, which turns a missing `__syncthreads` into a diagnostic naming the
 //! two threads and the line instead of a result that is only sometimes wrong.
 
+use super::GradeReport;
 use super::concepts::{computed_on_the_device, counted_launches};
 use super::explain::Explain;
 use super::words::count;
@@ -19,7 +20,7 @@ const MATMUL: &str = "c[row][col] is the sum over j of a[row][j] * b[j][col], wi
      tile is complete before it is read (__syncthreads) and read by all before it is overwritten (__syncthreads again)";
 
 /// `tiled_matmul(gpu, a, b, m, k, n) -> c`: C = A × B, row-major, A m × k and B k × n.
-pub fn tiled_matmul(f: impl Fn(&Gpu, &[f32], &[f32], usize, usize, usize) -> Result<Vec<f32>>) {
+pub fn tiled_matmul(f: impl Fn(&Gpu, &[f32], &[f32], usize, usize, usize) -> Result<Vec<f32>>) -> GradeReport {
     let explain = Explain {
         race: Some(
             "__syncthreads, twice per tile: after loading the tiles (no thread may read a tile element before the \
@@ -75,7 +76,7 @@ pub fn tiled_matmul(f: impl Fn(&Gpu, &[f32], &[f32], usize, usize, usize) -> Res
             tiles_reused(ctx, &trace, m as u64, k as u64, n as u64).map_err(|e| e.input(&input))?;
         }
         Ok(())
-    });
+    })
 }
 
 const TREE: &str = "a tree in shared memory: every thread stores its element (0.0f past n) in partial[t] and the block \
@@ -84,7 +85,7 @@ const TREE: &str = "a tree in shared memory: every thread stores its element (0.
      block_sums[blockIdx.x]";
 
 /// `reduce_tree(gpu, x) -> sum`, with the shared-memory tree kernel.
-pub fn reduce_tree(f: impl Fn(&Gpu, &[f32]) -> Result<f32>) {
+pub fn reduce_tree(f: impl Fn(&Gpu, &[f32]) -> Result<f32>) -> GradeReport {
     let explain = Explain {
         race: Some(
             "a __syncthreads after the loads and after every step of the tree: thread t reads partial[t + stride], which \
@@ -101,7 +102,7 @@ pub fn reduce_tree(f: impl Fn(&Gpu, &[f32]) -> Result<f32>) {
         uninitialized: Some("every thread stores partial[t] (0.0f past n) before the tree reads it"),
         ..Default::default()
     };
-    grade_reduction("ch04-reduce-tree", &explain, TREE, f);
+    grade_reduction("ch04-reduce-tree", &explain, TREE, f)
 }
 
 const WARP: &str = "two levels: each warp adds up its 32 values with __shfl_down_sync at offsets 16, 8, 4, 2, 1 (lane 0 \
@@ -109,7 +110,7 @@ const WARP: &str = "two levels: each warp adds up its 32 values with __shfl_down
      0 adds up the blockDim.x / 32 warp totals the same way";
 
 /// `reduce_warp(gpu, x) -> sum`, with the warp-shuffle kernel.
-pub fn reduce_warp(f: impl Fn(&Gpu, &[f32]) -> Result<f32>) {
+pub fn reduce_warp(f: impl Fn(&Gpu, &[f32]) -> Result<f32>) -> GradeReport {
     let explain = Explain {
         race: Some(
             "lane 0 of each warp stores its total in warp_sums, and warp 0 reads them: a __syncthreads between the \
@@ -126,11 +127,11 @@ pub fn reduce_warp(f: impl Fn(&Gpu, &[f32]) -> Result<f32>) {
         uninitialized: Some("warp 0 reads only the warp_sums that were stored: lanes >= blockDim.x / 32 take 0.0f instead"),
         ..Default::default()
     };
-    grade_reduction("ch04-reduce-warp", &explain, WARP, f);
+    grade_reduction("ch04-reduce-warp", &explain, WARP, f)
 }
 
 /// Both reductions: the sum of n values in [0, 1), from one element to three passes of blocks.
-fn grade_reduction(id: &'static str, explain: &Explain<'_>, concept: &str, f: impl Fn(&Gpu, &[f32]) -> Result<f32>) {
+fn grade_reduction(id: &'static str, explain: &Explain<'_>, concept: &str, f: impl Fn(&Gpu, &[f32]) -> Result<f32>) -> GradeReport {
     grade(id, |ctx: &mut Ctx| {
         let mut sizes = sizes(&mut ctx.rng, 256, 100_003);
         sizes.insert(sizes.len() - 2, (65_537, "256 × 256 + 1: three passes".into()));
@@ -151,7 +152,7 @@ fn grade_reduction(id: &'static str, explain: &Explain<'_>, concept: &str, f: im
             }
         }
         Ok(())
-    });
+    })
 }
 
 /// One sum against its float64 reference, with a diagnosis of the usual ways it goes wrong.
@@ -184,7 +185,7 @@ const TRANSPOSE: &str = "out is cols × rows and out[c][r] = in[r][c]: thread (t
      TILE + ty, guarded by the output's sizes (x' < rows, y' < cols) and with the output's row length, rows";
 
 /// `transpose(gpu, m, rows, cols) -> t`: the transpose of a row-major `rows × cols` matrix.
-pub fn transpose(f: impl Fn(&Gpu, &[f32], usize, usize) -> Result<Vec<f32>>) {
+pub fn transpose(f: impl Fn(&Gpu, &[f32], usize, usize) -> Result<Vec<f32>>) -> GradeReport {
     let explain = Explain {
         race: Some(
             "a __syncthreads between storing the tile and reading it transposed: thread (tx, ty) reads tile[tx][ty], \
@@ -231,7 +232,7 @@ pub fn transpose(f: impl Fn(&Gpu, &[f32], usize, usize) -> Result<Vec<f32>>) {
             }
         }
         Ok(())
-    });
+    })
 }
 
 /// A tiled kernel reads each element of A about n / TILE times from global memory, and each of B

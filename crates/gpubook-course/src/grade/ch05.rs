@@ -5,6 +5,7 @@
 //! cases drawn from the seed, and against the device itself: the driver's own answer on a GPU
 //! (`cuOccupancyMaxActiveBlocksPerMultiprocessor`), the emulated SM's on the emulator.
 
+use super::GradeReport;
 use super::concepts::{computed_on_the_device, counted_launches};
 use super::explain::Explain;
 use super::words::count;
@@ -17,7 +18,7 @@ const COALESCING: &str = "coalescing: a warp's 32 accesses at one instruction ar
      together (lane l takes elements l, l + 32, ...), not each lane along a row of its own";
 
 /// `gather_rows(gpu, x, hidden, index) -> out`, with `out[r] = x[index[r]]` (rows of `hidden`).
-pub fn gather_rows(f: impl Fn(&Gpu, &[f32], usize, &[i32]) -> Result<Vec<f32>>) {
+pub fn gather_rows(f: impl Fn(&Gpu, &[f32], usize, &[i32]) -> Result<Vec<f32>>) -> GradeReport {
     let explain = Explain {
         out_of_bounds: Some(
             "the host launches whole blocks of 8 warps, so the last block may have warps past the last row: they must \
@@ -58,7 +59,7 @@ pub fn gather_rows(f: impl Fn(&Gpu, &[f32], usize, &[i32]) -> Result<Vec<f32>>) 
             }
         }
         Ok(())
-    });
+    })
 }
 
 const BANKS: &str = "shared-memory banks: word w of shared memory is in bank w % 32, and a warp's request takes one \
@@ -66,7 +67,7 @@ const BANKS: &str = "shared-memory banks: word w of shared memory is in bank w %
      all in one bank: 32 passes. One spare column, tile[32][33], puts them 33 apart, in 32 banks";
 
 /// `row_sums(gpu, m, rows, cols) -> sums`, through a shared tile.
-pub fn row_sums(f: impl Fn(&Gpu, &[f32], usize, usize) -> Result<Vec<f32>>) {
+pub fn row_sums(f: impl Fn(&Gpu, &[f32], usize, usize) -> Result<Vec<f32>>) -> GradeReport {
     let explain = Explain {
         race: Some(
             "two __syncthreads per tile: after staging it (warp 0 reads what the other warps stored) and after adding it \
@@ -110,7 +111,7 @@ pub fn row_sums(f: impl Fn(&Gpu, &[f32], usize, usize) -> Result<Vec<f32>>) {
             }
         }
         Ok(())
-    });
+    })
 }
 
 const TILE_LOADS: &str = "coalescing through a shared tile: the warps stage the tile reading along the rows of m (lane tx \
@@ -210,7 +211,7 @@ const OCCUPANCY: &str = "occupancy: an SM holds as many blocks as its warp slots
      256, in four partitions of whole warps; shared memory in multiples of 128 bytes, plus 1 KiB reserved per block)";
 
 /// `blocks_per_sm(sm, block) -> blocks`.
-pub fn blocks_per_sm(f: impl Fn(&SmLimits, &BlockResources) -> u32) {
+pub fn blocks_per_sm(f: impl Fn(&SmLimits, &BlockResources) -> u32) -> GradeReport {
     grade("ch05-occupancy", |ctx| {
         for &(sm, device, threads, registers_per_thread, shared_bytes, want, why) in TABLE {
             let block = BlockResources { threads, registers_per_thread, shared_bytes };
@@ -231,7 +232,7 @@ pub fn blocks_per_sm(f: impl Fn(&SmLimits, &BlockResources) -> u32) {
             check_occupancy(ctx, &f, &sm, "an SM drawn from the seed", &block, limits.resident(), &why)?;
         }
         against_the_device(ctx, &f)
-    });
+    })
 }
 
 fn limit(n: u32) -> String {

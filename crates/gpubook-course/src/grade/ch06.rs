@@ -5,6 +5,7 @@
 //! the block sums on the device and is built from the learner's own kernels, and the compaction
 //! places every token from counts and a scan, with no thread doing a block's work alone.
 
+use super::GradeReport;
 use super::concepts::{computed_on_the_device, counted_launches};
 use super::explain::Explain;
 use super::words::count;
@@ -17,7 +18,7 @@ const PRIVATISED: &str = "privatisation: each block counts its values into its o
      non-zero bin into counts with one global atomic: bins × blocks global atomics instead of one per value";
 
 /// `histogram(gpu, values, bins) -> counts`.
-pub fn histogram(f: impl Fn(&Gpu, &[u32], usize) -> Result<Vec<u32>>) {
+pub fn histogram(f: impl Fn(&Gpu, &[u32], usize) -> Result<Vec<u32>>) -> GradeReport {
     let explain = Explain {
         race: Some(
             "a __syncthreads after zeroing the shared bins (no thread may count into a bin before it is zero) and \
@@ -63,7 +64,7 @@ pub fn histogram(f: impl Fn(&Gpu, &[u32], usize) -> Result<Vec<u32>>) {
             privatised(ctx, &trace, n, bins).map_err(|e| e.input(&input))?;
         }
         Ok(())
-    });
+    })
 }
 
 #[derive(Clone, Copy)]
@@ -116,7 +117,7 @@ const BLOCK_SCAN: &str = "a block scan in two levels: each warp scans its 32 val
      way after a __syncthreads, and each warp w > 0 adds warp_totals[w - 1]";
 
 /// `block_scan(gpu, x) -> (y, block_sums)`: each block of 256 scanned on its own.
-pub fn block_scan(f: impl Fn(&Gpu, &[u32]) -> Result<(Vec<u32>, Vec<u32>)>) {
+pub fn block_scan(f: impl Fn(&Gpu, &[u32]) -> Result<(Vec<u32>, Vec<u32>)>) -> GradeReport {
     let explain = Explain {
         race: Some(
             "lane 31 of each warp stores the warp's total and warp 0 reads them all: a __syncthreads between; and \
@@ -146,7 +147,7 @@ pub fn block_scan(f: impl Fn(&Gpu, &[u32]) -> Result<(Vec<u32>, Vec<u32>)>) {
             through_shuffles(ctx, &trace).map_err(|e| e.input(&input))?;
         }
         Ok(())
-    });
+    })
 }
 
 /// Each block's inclusive scan of `x` and each block's total.
@@ -202,7 +203,7 @@ const MULTI_BLOCK: &str = "the multi-block scan: block_scan scans each block and
      block_scan kernel (ch06-block-scan)";
 
 /// `scan(gpu, x) -> y`: the inclusive scan of all of x.
-pub fn scan(f: impl Fn(&Gpu, &[u32]) -> Result<Vec<u32>>) {
+pub fn scan(f: impl Fn(&Gpu, &[u32]) -> Result<Vec<u32>>) -> GradeReport {
     let explain = Explain {
         uninitialized: Some(
             "every buffer a kernel reads must have been written first: block_scan writes y and the block totals, the \
@@ -234,7 +235,7 @@ pub fn scan(f: impl Fn(&Gpu, &[u32]) -> Result<Vec<u32>>) {
             built_from_block_scans(&trace, n).map_err(|e| e.input(&input))?;
         }
         Ok(())
-    });
+    })
 }
 
 /// Every launch is one of the exercise's two kernels, and nothing but the result comes back to
@@ -282,7 +283,7 @@ const COMPACTION: &str = "compaction: a kept token's place is the number of kept
      No atomics: the order comes out right by construction";
 
 /// `tokens_for_expert(gpu, experts, expert) -> tokens`: the indices i with `experts[i] == expert`, in order.
-pub fn tokens_for_expert(f: impl Fn(&Gpu, &[u32], u32) -> Result<Vec<u32>>) {
+pub fn tokens_for_expert(f: impl Fn(&Gpu, &[u32], u32) -> Result<Vec<u32>>) -> GradeReport {
     let explain = Explain {
         race: Some(
             "warp_offsets: the warps' counts are stored, then scanned, then read: a __syncthreads after the stores and \
@@ -331,7 +332,7 @@ pub fn tokens_for_expert(f: impl Fn(&Gpu, &[u32], u32) -> Result<Vec<u32>>) {
             placed_by_a_scan(ctx, &trace).map_err(|e| e.input(&input))?;
         }
         Ok(())
-    });
+    })
 }
 
 /// No global atomic per token, and no thread doing its block's work alone (in every kernel but

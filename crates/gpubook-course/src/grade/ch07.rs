@@ -6,6 +6,7 @@
 //! write-after-read waits protect that reuse), and each round is one upload, one launch and one
 //! download, so no extra copy can pass for the rounds' overlap.
 
+use super::GradeReport;
 use super::concepts::{uploads_are_inputs, written_by_a_kernel};
 use super::words::count;
 use super::{Failure, Tolerance, check_f32, grade};
@@ -19,7 +20,7 @@ const EVENTS: &str = "with automatic synchronisation off, each buffer that one s
      round's kernel reads, and next round's kernel overwrites y, which this round's download reads";
 
 /// `three_streams(gpu, rounds, a, b) -> ys`: y = a·x + b per round, over three streams.
-pub fn three_streams(f: impl Fn(&Gpu, &[Vec<f32>], f32, f32) -> Result<Vec<Vec<f32>>>) {
+pub fn three_streams(f: impl Fn(&Gpu, &[Vec<f32>], f32, f32) -> Result<Vec<Vec<f32>>>) -> GradeReport {
     grade("ch07-three-streams", |ctx| {
         let large = if ctx.gpu.backend() == gpubook::gpu::BackendKind::Cuda { 1 << 22 } else { 1 << 18 };
         let seeded = (ctx.rng.usize(1001, 100_000), ctx.rng.usize(2, 7));
@@ -63,7 +64,7 @@ pub fn three_streams(f: impl Fn(&Gpu, &[Vec<f32>], f32, f32) -> Result<Vec<Vec<f
         }
         ctx.gpu.set_auto_sync(true);
         Ok(())
-    });
+    })
 }
 
 /// A hazard is the lesson itself: say what the exercise wants around the API's message.

@@ -8,6 +8,7 @@
 //! for 10,000 operations in orders drawn from the seed; every signal read, clean and count is
 //! checked as it happens (gpubook/low_latency.cuh).
 
+use super::GradeReport;
 use super::concepts::{downloaded_from_kernels, uploads_are_inputs};
 use super::explain::Explain;
 use super::words::count;
@@ -28,7 +29,7 @@ const PING_PONG: &str = "double buffering: chunk i uses buffer pair i % 2 on str
 
 /// `ping_pong(gpu, input, output, scale, shift, chunk_rows)`: output = input · scale + shift per
 /// channel, chunk by chunk, on two streams.
-pub fn ping_pong(f: impl Fn(&Gpu, &PinnedHostSlice<f32>, &mut PinnedHostSlice<f32>, &[f32], &[f32], usize) -> Result<()>) {
+pub fn ping_pong(f: impl Fn(&Gpu, &PinnedHostSlice<f32>, &mut PinnedHostSlice<f32>, &[f32], &[f32], usize) -> Result<()>) -> GradeReport {
     grade("ch08-ping-pong", |ctx| {
         // Chunks big enough that copying them, not issuing them, takes the time.
         let (hidden, chunk_rows) = (64, if ctx.gpu.backend() == BackendKind::Cuda { 16384 } else { 4096 });
@@ -78,7 +79,7 @@ pub fn ping_pong(f: impl Fn(&Gpu, &PinnedHostSlice<f32>, &mut PinnedHostSlice<f3
             check_ping_pong_trace(&trace, &pipeline, timed).map_err(|e| e.input(&input_name))?;
         }
         Ok(())
-    });
+    })
 }
 
 /// Pinned input holding `x`, and pinned output of the same length.
@@ -265,7 +266,7 @@ struct Stage {
 }
 
 /// `ll_buffers() -> Source`: the kernel file with `ll_flip`, `ll_send`, `ll_recv`.
-pub fn ll_buffers(source: impl Fn() -> Source) {
+pub fn ll_buffers(source: impl Fn() -> Source) -> GradeReport {
     grade("ch08-ll-buffers", |ctx| {
         let module = ctx.call(|| ctx.gpu.load_module(source()))?;
         let run = module.load_function("ll_run").map_err(Failure::from)?;
@@ -314,7 +315,7 @@ pub fn ll_buffers(source: impl Fn() -> Source) {
                 .concept("(a grader bug: the harness should let ranks run ahead of each other)"));
         }
         Ok(())
-    });
+    })
 }
 
 /// What the emulator's findings most likely mean in this exercise.

@@ -8,6 +8,7 @@
 //! (automatic synchronisation is off while the grader reads). On a GPU the rules that read
 //! access counts are reported as skipped checks.
 
+use super::GradeReport;
 use super::concepts::{KERNEL_DOES_THE_WORK, computed_on_the_device, uploads_are_inputs};
 use super::explain::Explain;
 use super::words::count;
@@ -60,7 +61,7 @@ type CombineFn<'a> = dyn Fn(&Gpu, &CombineInput) -> Result<Vec<f32>> + 'a;
 pub fn zero_copy_combine(
     with_copy: impl Fn(&Gpu, &CombineInput) -> Result<Vec<f32>>,
     zero_copy: impl Fn(&Gpu, &CombineInput) -> Result<Vec<f32>>,
-) {
+) -> GradeReport {
     grade("ch09-zero-copy-combine", |ctx| {
         // (tokens, top_k, hidden, experts), and one shape drawn from the seed in every dimension.
         let seeded = (ctx.rng.usize(129, 513), ctx.rng.usize(1, 5), ctx.rng.usize(65, 257), ctx.rng.usize(2, 17), "drawn from the seed");
@@ -94,7 +95,7 @@ pub fn zero_copy_combine(
             check_expert_stores(ctx, &trace, tokens * top_k, hidden).map_err(|e| e.input(&input))?;
         }
         Ok(())
-    });
+    })
 }
 
 fn run(ctx: &Ctx, f: &CombineFn<'_>, p: &CombineInput) -> Result<(Vec<f32>, Trace), Failure> {
@@ -225,7 +226,7 @@ const MAPPED: &str = "mapped host memory: allocate the counters with gpu.alloc_m
      completion would tell the host that the counts are ready";
 
 /// `expert_counts(gpu, ids, experts) -> counts`, in mapped host memory.
-pub fn expert_counts(f: impl Fn(&Gpu, &[i32], usize) -> Result<MappedHostSlice<u32>>) {
+pub fn expert_counts(f: impl Fn(&Gpu, &[i32], usize) -> Result<MappedHostSlice<u32>>) -> GradeReport {
     grade("ch09-expert-counts", |ctx| {
         // Past any grid sized for the largest fixed case, up to 4 times it.
         let seeded = (ctx.rng.usize(100_003 + 256, 400_012), ctx.rng.usize(65, 300), "drawn from the seed");
@@ -273,7 +274,7 @@ pub fn expert_counts(f: impl Fn(&Gpu, &[i32], usize) -> Result<MappedHostSlice<u
             counted_with_atomics(ctx, &trace, counts.id(), n).map_err(|e| e.input(&input))?;
         }
         Ok(())
-    });
+    })
 }
 
 const ATOMICS: &str = "the work is spread over the threads: each thread reads one id and adds it with one \

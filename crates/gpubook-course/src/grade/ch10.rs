@@ -1,13 +1,14 @@
 //! Chapter 10: pipeline parallelism, from 1F1B to zero bubble. These exercises run no kernels:
 //! they are graded against `gpubook::sim`, whose simulator and generators are the reference.
 
+use super::GradeReport;
 use super::words::count;
 use super::{Failure, grade};
 use gpubook::sim::report::num;
 use gpubook::sim::{Costs, Layout, Op, OpKind as SimOp, Schedule, ScheduleKind, SimError, SimResult, simulate};
 
 /// `bubbles(programs, costs) -> per-rank bubble` for single-chunk schedules (1F1B, ZB1P).
-pub fn bubbles(f: impl Fn(&[Vec<Op>], &Costs) -> Vec<f64>) {
+pub fn bubbles(f: impl Fn(&[Vec<Op>], &Costs) -> Vec<f64>) -> GradeReport {
     grade("ch10-bubbles", |ctx| {
         // (PP, N, F, B, W): where the report's formulas hold, where ZB1P's does not (W > F), few
         // micro-batches (N < PP), and one random case from the seed.
@@ -32,7 +33,7 @@ pub fn bubbles(f: impl Fn(&[Vec<Op>], &Costs) -> Vec<f64>) {
             }
         }
         Ok(())
-    });
+    })
 }
 
 fn reference(kind: ScheduleKind, pp: usize, n: usize, costs: &Costs) -> SimResult {
@@ -92,7 +93,7 @@ fn list(v: &[f64]) -> String {
 }
 
 /// `one_f_one_b(pp, n) -> programs`.
-pub fn one_f_one_b(f: impl Fn(usize, usize) -> Vec<Vec<Op>>) {
+pub fn one_f_one_b(f: impl Fn(usize, usize) -> Vec<Vec<Op>>) -> GradeReport {
     grade("ch10-one-f-one-b", |ctx| {
         let shapes = [(4, 8), (1, 3), (2, 1), (4, 2), (3, 7), (8, 20), (ctx.rng.usize(2, 17), ctx.rng.usize(1, 65))];
         for (pp, n) in shapes {
@@ -103,7 +104,7 @@ pub fn one_f_one_b(f: impl Fn(usize, usize) -> Vec<Vec<Op>>) {
             check_schedule(&reference, layout, programs, &ONE_F_ONE_B).map_err(|e| e.input(&input))?;
         }
         Ok(())
-    });
+    })
 }
 
 /// What each exercise's messages say about its schedule.

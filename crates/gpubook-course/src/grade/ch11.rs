@@ -2,6 +2,7 @@
 //! `gpubook::sim`; the chunk pair runs on the device, and its trace says how much of the
 //! communication ran under computation.
 
+use super::GradeReport;
 use super::ch10::{Teaching, check_schedule};
 use super::{Failure, Tolerance, check_f32, grade};
 use gpubook::chunk_pair::{self, ChunkPair, PairConfig};
@@ -21,7 +22,7 @@ const DUALPIPE: Teaching = Teaching {
 };
 
 /// `dualpipe(pp, n) -> programs`.
-pub fn dualpipe(f: impl Fn(usize, usize) -> Vec<Vec<Op>>) {
+pub fn dualpipe(f: impl Fn(usize, usize) -> Vec<Vec<Op>>) -> GradeReport {
     grade("ch11-dualpipe", |ctx| {
         // A shape from the seed, beyond the fixed ones: PP up to 16, N/2 up to 3·PP.
         let pp = 2 * ctx.rng.usize(1, 9);
@@ -34,7 +35,7 @@ pub fn dualpipe(f: impl Fn(usize, usize) -> Vec<Vec<Op>>) {
             check_schedule(&reference, layout, programs, &DUALPIPE).map_err(|e| e.input(&input))?;
         }
         Ok(())
-    });
+    })
 }
 
 /// The fraction of the communication the chunk pair must hide, on the emulator's timeline and
@@ -49,7 +50,7 @@ const OVERLAP: &str = "DualPipe's overlap: each communication of one chunk runs 
      in issue order, so issue the steps in that order too";
 
 /// `chunk_pair(pair, compute, comm)`: issue the pair's eight steps on the two streams.
-pub fn chunk_pair(f: impl Fn(&mut ChunkPair, &Stream, &Stream) -> Result<()>) {
+pub fn chunk_pair(f: impl Fn(&mut ChunkPair, &Stream, &Stream) -> Result<()>) -> GradeReport {
     grade("ch11-chunk-pair", |ctx| {
         let large = chunk_pair::default_len(&ctx.gpu);
         let config = PairConfig::for_device(&ctx.gpu);
@@ -119,7 +120,7 @@ pub fn chunk_pair(f: impl Fn(&mut ChunkPair, &Stream, &Stream) -> Result<()>) {
             }
         }
         Ok(())
-    });
+    })
 }
 
 /// The pair's steps as they ran, in issue order: stream, start and end, the step.

@@ -7,6 +7,7 @@
 //! the layout's counters must sit in shared memory. An answer that calls the library's reference
 //! code (`gpubook::ep::reference`, `gpubook::ep::moe`) is refused (by `Ctx::call`).
 
+use super::GradeReport;
 use super::explain::Explain;
 use super::{Failure, Tolerance, check_f32, check_values, grade};
 use gpubook::ep::{GateConfig, Layout, MoeShape, RankTokens, Received, Routing, Symmetric, Topology, World};
@@ -454,7 +455,7 @@ pub(crate) fn grade_gate(
     kernel: &str,
     variants: &[GateVariant],
     f: impl Fn(&Gpu, &DeviceSlice<f32>, &DeviceSlice<f32>, usize, &GateConfig) -> Result<Routing>,
-) {
+) -> GradeReport {
     grade(id, |ctx| {
         for &(tokens, g, name) in cases {
             let input = format!(
@@ -525,7 +526,7 @@ pub(crate) fn grade_gate(
             return Err(f.concept("weights: the chosen experts' affinities (no bias) over their sum, times route_scale").input(input));
         }
         Ok(())
-    });
+    })
 }
 
 const GATE_EXPLAIN: Explain<'static> = Explain {
@@ -540,7 +541,7 @@ const GATE_EXPLAIN: Explain<'static> = Explain {
 };
 
 /// `gate(gpu, logits, bias, tokens, g) -> Routing`, g with one group.
-pub fn gate(f: impl Fn(&Gpu, &DeviceSlice<f32>, &DeviceSlice<f32>, usize, &GateConfig) -> Result<Routing>) {
+pub fn gate(f: impl Fn(&Gpu, &DeviceSlice<f32>, &DeviceSlice<f32>, usize, &GateConfig) -> Result<Routing>) -> GradeReport {
     let cases = [
         (1, GateConfig::plain(8, 2, 1.0), "a single token"),
         (127, GateConfig::plain(12, 3, 2.5), "block - 1 tokens"),
@@ -556,7 +557,7 @@ pub fn gate(f: impl Fn(&Gpu, &DeviceSlice<f32>, &DeviceSlice<f32>, usize, &GateC
         GateVariant::NotNormalised,
         GateVariant::NoRouteScale,
     ];
-    grade_gate("ch12-gate", &cases, "moe_gate", &variants, f);
+    grade_gate("ch12-gate", &cases, "moe_gate", &variants, f)
 }
 
 // ---- ch12-layout --------------------------------------------------------------------------------
@@ -578,7 +579,7 @@ const LAYOUT_EXPLAIN: Explain<'static> = Explain {
 };
 
 /// `dispatch_layout(gpu, topk_idx, tokens, topk, experts, ranks) -> Layout`.
-pub fn layout(f: impl Fn(&Gpu, &DeviceSlice<i32>, usize, usize, usize, usize) -> Result<Layout>) {
+pub fn layout(f: impl Fn(&Gpu, &DeviceSlice<i32>, usize, usize, usize, usize) -> Result<Layout>) -> GradeReport {
     grade("ch12-layout", |ctx| {
         let cases = [
             (1, 2, 8, 4, "a single token"),
@@ -653,7 +654,7 @@ pub fn layout(f: impl Fn(&Gpu, &DeviceSlice<i32>, usize, usize, usize, usize) ->
             }
         }
         Ok(())
-    });
+    })
 }
 
 // ---- ch12-dispatch ------------------------------------------------------------------------------
@@ -692,7 +693,7 @@ fn case_input(c: &Exchange) -> String {
 }
 
 /// `dispatch(world, shape, tokens, layouts, per_rank_buffer, recv)`.
-pub fn dispatch(f: impl Fn(&World, &MoeShape, &[RankTokens], &[Layout], &mut Symmetric<i32>, &mut Received) -> Result<()>) {
+pub fn dispatch(f: impl Fn(&World, &MoeShape, &[RankTokens], &[Layout], &mut Symmetric<i32>, &mut Received) -> Result<()>) -> GradeReport {
     grade("ch12-dispatch", |ctx| {
         for c in EXCHANGE_CASES {
             let (ranks, tokens, hidden, experts, topk, _) = c;
@@ -733,7 +734,7 @@ pub fn dispatch(f: impl Fn(&World, &MoeShape, &[RankTokens], &[Layout], &mut Sym
             check_received(&world, &recv, &slots, &shape, &xs, &idx, &w, &input)?;
         }
         Ok(())
-    });
+    })
 }
 
 // ---- ch12-combine -------------------------------------------------------------------------------
@@ -770,7 +771,7 @@ pub fn combine(
         &mut Symmetric<f32>,
         &mut [DeviceSlice<f32>],
     ) -> Result<()>,
-) {
+) -> GradeReport {
     let f: &CombineFn<'_> = &f;
     grade("ch12-combine", |ctx| {
         for c in EXCHANGE_CASES {
@@ -863,5 +864,5 @@ pub fn combine(
             }
         }
         Ok(())
-    });
+    })
 }

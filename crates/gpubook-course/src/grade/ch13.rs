@@ -4,6 +4,7 @@
 //! each rank's RDMA buffers must hold exactly one message per (token, node) from each node, sent
 //! to the rank with the sender's own index. The traffic count is compared with the host's.
 
+use super::GradeReport;
 use super::ch12::{
     GateVariant, alloc_received, barrier_between, check_received, clear_world_traces, count_matrix, grade_gate, grading_world, host_layout,
     host_slots, launched_anywhere, no_host_copies, upload_layouts, upload_tokens, world_traces,
@@ -16,7 +17,7 @@ use gpubook::gpu::{DeviceSlice, Gpu, Result};
 // ---- ch13-node-limited-gate -----------------------------------------------------------------------
 
 /// `gate_node_limited(gpu, logits, bias, tokens, g) -> Routing`.
-pub fn node_limited_gate(f: impl Fn(&Gpu, &DeviceSlice<f32>, &DeviceSlice<f32>, usize, &GateConfig) -> Result<Routing>) {
+pub fn node_limited_gate(f: impl Fn(&Gpu, &DeviceSlice<f32>, &DeviceSlice<f32>, usize, &GateConfig) -> Result<Routing>) -> GradeReport {
     let g = |experts, groups, topk_groups, topk, route_scale| GateConfig { experts, groups, topk_groups, topk, route_scale };
     let cases = [
         (1, g(8, 4, 2, 4, 1.0), "a single token, 4 nodes of 2 experts"),
@@ -36,7 +37,7 @@ pub fn node_limited_gate(f: impl Fn(&Gpu, &DeviceSlice<f32>, &DeviceSlice<f32>, 
         GateVariant::NotNormalised,
         GateVariant::NoRouteScale,
     ];
-    grade_gate("ch13-node-limited-gate", &cases, "moe_gate_node_limited", &variants, f);
+    grade_gate("ch13-node-limited-gate", &cases, "moe_gate_node_limited", &variants, f)
 }
 
 // ---- ch13-two-hop -------------------------------------------------------------------------------
@@ -75,7 +76,9 @@ const TWO_HOP_EXPLAIN: Explain<'static> = Explain {
 };
 
 /// `dispatch_two_hop(world, shape, tokens, layouts, per_rank_buffer, rdma, recv)`.
-pub fn two_hop(f: impl Fn(&World, &MoeShape, &[RankTokens], &[Layout], &Symmetric<i32>, &mut RdmaBuffers, &mut Received) -> Result<()>) {
+pub fn two_hop(
+    f: impl Fn(&World, &MoeShape, &[RankTokens], &[Layout], &Symmetric<i32>, &mut RdmaBuffers, &mut Received) -> Result<()>,
+) -> GradeReport {
     grade("ch13-two-hop", |ctx| {
         for (nodes, gpus, tokens, hidden, experts, topk, name) in TWO_HOP_CASES {
             let topo = Topology::new(nodes, gpus).expect("a valid topology");
@@ -126,7 +129,7 @@ pub fn two_hop(f: impl Fn(&World, &MoeShape, &[RankTokens], &[Layout], &Symmetri
             check_received(&world, &recv, &slots, &shape, &xs, &idx, &w, &input)?;
         }
         Ok(())
-    });
+    })
 }
 
 /// What each rank's RDMA buffers must hold: from each node a, one message per token of rank
@@ -227,7 +230,7 @@ fn first(v: &[usize]) -> Vec<usize> {
 // ---- ch13-traffic -------------------------------------------------------------------------------
 
 /// `two_hop_traffic(topo, experts, topk, topk_idx, message_bytes) -> TrafficCount`.
-pub fn traffic(f: impl Fn(Topology, usize, usize, &[Vec<i32>], u64) -> TrafficCount) {
+pub fn traffic(f: impl Fn(Topology, usize, usize, &[Vec<i32>], u64) -> TrafficCount) -> GradeReport {
     grade("ch13-traffic", |ctx| {
         let cases = [
             (1, 4, 3, 8, 2, "one node: no IB at all"),
@@ -288,7 +291,7 @@ pub fn traffic(f: impl Fn(Topology, usize, usize, &[Vec<i32>], u64) -> TrafficCo
             }
         }
         Ok(())
-    });
+    })
 }
 
 fn count_ib_per_expert(topo: Topology, experts: usize, topk: usize, idx: &[Vec<i32>]) -> u64 {

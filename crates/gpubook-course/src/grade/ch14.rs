@@ -12,6 +12,7 @@
 //! of 1 to 8 GPUs and checks every GPU's receive buffers, both counters of every ring, and (on
 //! the emulator) that the forwarders read the tokens from the ring.
 
+use super::GradeReport;
 use super::concepts::counted_launches;
 use super::explain::Explain;
 use super::{Failure, Rng, Tolerance, check_f32, grade};
@@ -126,7 +127,7 @@ const RING_EXPLAIN: Explain<'static> = Explain {
 };
 
 /// `channel_ring() -> Source`: the kernel file the stage runs.
-pub fn channel_ring(source: impl Fn() -> Source) {
+pub fn channel_ring(source: impl Fn() -> Source) -> GradeReport {
     grade("ch14-channel-ring", |ctx| {
         let module = ctx.call(|| ctx.gpu.load_module(source()))?;
         let f = module.load_function("channel_ring").map_err(Failure::from)?;
@@ -136,7 +137,7 @@ pub fn channel_ring(source: impl Fn() -> Source) {
             }
         }
         Ok(())
-    });
+    })
 }
 
 fn run_ring(ctx: &mut super::Ctx, f: &Function, case: RingCase, skew: Skew) -> Result<(), Failure> {
@@ -355,14 +356,14 @@ type RolesFn<'a> =
 /// `dispatch_roles(world, rank, cfg, input, rings, recv_x, recv_src)`.
 pub fn dispatch_roles(
     f: impl Fn(&World, usize, &ChannelConfig, &Incoming, &mut Rings, &mut Symmetric<f32>, &mut Symmetric<i32>) -> Result<()>,
-) {
+) -> GradeReport {
     let f: &RolesFn<'_> = &f;
     grade("ch14-warp-roles", |ctx| {
         for case in ROLES_CASES {
             run_roles(ctx, f, case)?;
         }
         Ok(())
-    });
+    })
 }
 
 fn run_roles(ctx: &mut super::Ctx, f: &RolesFn<'_>, case: RolesCase) -> Result<(), Failure> {

@@ -18,7 +18,7 @@ pub use compare::{Tolerance, check_f32, check_values};
 pub use explain::Explain;
 pub use inputs::{Rng, edge_sizes, sizes};
 pub use report::{Failure, GradeReport};
-pub use run::{Ctx, capture_report, grade, graded_by, report_of};
+pub use run::{Ctx, finish_test, grade, report_of};
 
 pub mod ch01;
 pub mod ch02;

@@ -1,13 +1,15 @@
 //! What a grader finds: `Failure` in a teacher's words, and `GradeReport`, the typed record of one
-//! grader run that the runner reads (the grading contract: a run writes its report as JSON where
-//! the runner asks for it; printed test output is for people and never parsed for results).
+//! grader run, which a grader returns. Every front end renders the same value: the terminal (the
+//! CLI, and the text a failing `cargo test` prints: [`GradeReport::text`]), the book's Check
+//! button (as JSON) and a notebook's `check!` (as HTML). A test process hands it to the runner as
+//! JSON where the runner asks for it; printed test output is for people and never parsed.
 
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::path::{Path, PathBuf};
 
 /// Why an exercise did not pass, in a teacher's words.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Failure {
     /// One line: what went wrong.
     pub what: String,
@@ -70,8 +72,12 @@ pub struct GradeReport {
     /// The exercise, as exercises.toml names it.
     pub id: String,
     pub passed: bool,
-    /// What the learner reads when it did not pass (the text a failing test prints).
-    pub report: Option<String>,
+    /// Why it did not pass; `None` when it passed.
+    pub failure: Option<Failure>,
+    /// The test and function the catalog gives this exercise (empty when it has no entry): a
+    /// `graded!` test checks that it called the grader of its own entry.
+    pub test: String,
+    pub function: String,
     /// The seed of the inputs (`GPUBOOK_SEED` reproduces them).
     pub seed: u64,
     /// The device it ran on, e.g. "emulator (gpubook CPU emulator)".
@@ -123,20 +129,28 @@ impl GradeReport {
     pub fn is_the_learners(&self) -> bool {
         matches!(self.graded_crate.as_deref(), Some("exercises" | Self::NOTEBOOK))
     }
+
+    /// The report as plain text, as a failing test prints it; `None` when it passed.
+    pub fn text(&self) -> Option<String> {
+        self.failure.as_ref().map(|failure| Text { report: self, failure }.to_string())
+    }
+
+    /// The command that gives the next hint.
+    pub fn hint_command(&self) -> String {
+        format!("gpubook hint {}", self.id)
+    }
 }
 
-/// The full report, as printed by a failing test.
-pub(crate) struct Report<'a> {
-    pub id: &'a str,
-    pub failure: &'a Failure,
-    pub seed: u64,
-    pub backend: String,
+/// The plain-text rendering (labels `concept:`, `input:`, ... in a column).
+struct Text<'a> {
+    report: &'a GradeReport,
+    failure: &'a Failure,
 }
 
-impl fmt::Display for Report<'_> {
+impl fmt::Display for Text<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let fl = self.failure;
-        writeln!(f, "\n✗ {} is not solved yet: {}", self.id, fl.what)?;
+        let (r, fl) = (self.report, self.failure);
+        writeln!(f, "\n✗ {} is not solved yet: {}", r.id, fl.what)?;
         if let Some(c) = &fl.concept {
             writeln!(f, "  concept: {c}")?;
         }
@@ -148,7 +162,7 @@ impl fmt::Display for Report<'_> {
                 writeln!(f, "  {} {line}", if k == 0 { "-" } else { " " })?;
             }
         }
-        writeln!(f, "  backend: {}; seed {} (GPUBOOK_SEED={} reproduces these inputs)", self.backend, self.seed, self.seed)?;
-        write!(f, "  next:    `gpubook hint {}` for a hint", self.id)
+        writeln!(f, "  backend: {}; seed {} (GPUBOOK_SEED={} reproduces these inputs)", r.backend, r.seed, r.seed)?;
+        write!(f, "  next:    `{}` for a hint", r.hint_command())
     }
 }

@@ -7,30 +7,32 @@
 //! run it directly while no compile input is newer than that check. Anything else goes through
 //! `cargo test --no-run --message-format=json`, which names the binary and reports compile errors.
 
+use super::child;
 use anyhow::Context;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::process::Command;
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 /// A test binary, or why there is none.
 pub enum Build {
     Ready(PathBuf),
     /// The learner's crate does not compile: cargo's rendered diagnostics.
     Failed(String),
+    /// The deadline came before cargo was done.
+    TimedOut,
 }
 
 /// The binary of `exercises/tests/<test>.rs`, built if needed. `progress` hears what cargo is doing.
-pub fn build(root: &Path, test: &str, progress: &mut dyn FnMut(String)) -> anyhow::Result<Build> {
+pub fn build(root: &Path, test: &str, deadline: Option<Instant>, progress: &mut dyn FnMut(String)) -> anyhow::Result<Build> {
     let mut stamps = Stamps::load(root);
     if let Some(exe) = stamps.fresh(root, test) {
         return Ok(Build::Ready(exe));
     }
     // Taken before cargo starts, so an edit made while it runs is newer and checked again.
     let started = now_ns();
-    let build = cargo_no_run(root, test, progress)?;
+    let build = cargo_no_run(root, test, deadline, progress)?;
     if let Build::Ready(exe) = &build {
         stamps.tests.insert(test.to_string(), Stamp { exe: exe.clone(), checked_ns: started });
         stamps.save(root);
@@ -38,33 +40,18 @@ pub fn build(root: &Path, test: &str, progress: &mut dyn FnMut(String)) -> anyho
     Ok(build)
 }
 
-fn cargo_no_run(root: &Path, test: &str, progress: &mut dyn FnMut(String)) -> anyhow::Result<Build> {
+fn cargo_no_run(root: &Path, test: &str, deadline: Option<Instant>, progress: &mut dyn FnMut(String)) -> anyhow::Result<Build> {
     progress("checking what needs compiling".into());
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let mut child = Command::new(&cargo)
-        // Only this chapter's module: another chapter's file that does not compile cannot stop it.
-        .args(["test", "-p", "exercises", "--no-default-features", "--features", test, "--test", test, "--no-run", "--quiet"])
+    let mut cmd = Command::new(&cargo);
+    // Only this chapter's module: another chapter's file that does not compile cannot stop it.
+    cmd.args(["test", "-p", "exercises", "--no-default-features", "--features", test, "--test", test, "--no-run", "--quiet"])
         .arg("--message-format=json-diagnostic-rendered-ansi")
-        .current_dir(root)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .with_context(|| format!("running {} (is Rust installed? https://rustup.rs)", Path::new(&cargo).display()))?;
-    // Read stderr on the side so a chatty cargo cannot block on a full pipe.
-    let mut stderr = child.stderr.take().expect("piped");
-    let stderr = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = stderr.read_to_string(&mut s);
-        s
-    });
+        .current_dir(root);
     let mut exe = None;
     let mut errors = Vec::new();
-    for line in BufReader::new(child.stdout.take().expect("piped")).lines() {
-        let line = line.context("reading cargo's output")?;
-        let Ok(msg) = serde_json::from_str::<Message>(&line) else {
-            continue;
-        };
+    let ended = child::run(&mut cmd, deadline, &mut |line| {
+        let Ok(msg) = serde_json::from_str::<Message>(line) else { return };
         match msg.reason.as_str() {
             "compiler-artifact" if !msg.fresh => progress(format!("compiling: {} done", msg.target.name)),
             "compiler-message" if msg.message.level == "error" => errors.push(msg.message.rendered),
@@ -73,13 +60,13 @@ fn cargo_no_run(root: &Path, test: &str, progress: &mut dyn FnMut(String)) -> an
         if msg.target.kind.iter().any(|k| k == "test") && msg.target.name == test && msg.executable.is_some() {
             exe = msg.executable;
         }
-    }
-    let status = child.wait().context("waiting for cargo")?;
-    let stderr = stderr.join().unwrap_or_default();
+    })
+    .with_context(|| format!("running {} (is Rust installed? https://rustup.rs)", Path::new(&cargo).display()))?;
+    let Some(status) = ended.status else { return Ok(Build::TimedOut) };
     match exe {
         Some(exe) if status.success() => Ok(Build::Ready(exe)),
         _ if !errors.is_empty() => Ok(Build::Failed(errors.concat())),
-        _ => Ok(Build::Failed(format!("`cargo test -p exercises --test {test}` failed ({status}):\n{stderr}"))),
+        _ => Ok(Build::Failed(format!("`cargo test -p exercises --test {test}` failed ({status}):\n{}", ended.stderr))),
     }
 }
 

@@ -9,6 +9,7 @@
 
 use gpubook::gpu::{BackendKind, Gpu, LaunchConfig, Result, Source};
 use gpubook::testing::{device_or_skip, root};
+use gpubook_course::grade::GradeReport;
 use gpubook_course::grade::{ch03, ch04, report_of};
 
 /// A wrong kernel under tests/wrong/.
@@ -30,7 +31,7 @@ enum Shows {
 
 /// Runs `grader` on a wrong answer and checks that it fails with a report naming `concept`
 /// (every one of the phrases given).
-fn expect_failure(test: &str, shows: Shows, concept: &[&str], grader: impl FnOnce()) {
+fn expect_failure(test: &str, shows: Shows, concept: &[&str], grader: impl FnOnce() -> GradeReport) {
     let Some(gpu) = device_or_skip(test) else { return };
     let report = match report_of(grader) {
         Some(report) => report,

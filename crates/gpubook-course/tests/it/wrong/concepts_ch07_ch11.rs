@@ -8,6 +8,7 @@
 //! needs one prints SKIPPED.
 
 use gpubook::chunk_pair::ChunkPair;
+use gpubook_course::grade::GradeReport;
 
 use gpubook::ep::CombineInput;
 use gpubook::gpu::{Event, Function, Gpu, LaunchConfig, MappedHostSlice, PinnedHostSlice, Result, Source, Stream};
@@ -389,7 +390,7 @@ fn ping_pong_for_a_fixed_width() {
 
 /// The grader on the solution's kernel file with `edits` (a kernel-only exercise: the answer is
 /// the source, named as the learner's file is).
-fn ll_mutant(edits: &[(&str, &str)]) -> impl FnOnce() {
+fn ll_mutant(edits: &[(&str, &str)]) -> impl FnOnce() -> GradeReport {
     let text = mutant("ch08/ll_buffers.cu", edits);
     move || ch08::ll_buffers(move || Source::text("kernels/ch08/ll_buffers.cu", text.clone()))
 }

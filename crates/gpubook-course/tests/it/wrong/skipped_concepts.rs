@@ -5,12 +5,13 @@
 
 use gpubook::gpu::{BackendKind, Gpu};
 use gpubook::testing::device_or_skip;
+use gpubook_course::grade::GradeReport;
 use gpubook_course::grade::{ch03, ch04, report_of};
 use gpubook_course::testing::{mutant, with_kernel};
 
 /// Runs `grader` and checks it fails naming each of `words`, on the emulator; on a GPU, notes
 /// that the check needs the emulator's counts.
-fn expect_failure_counted(test: &str, words: &[&str], grader: impl FnOnce()) {
+fn expect_failure_counted(test: &str, words: &[&str], grader: impl FnOnce() -> GradeReport) {
     let Some(gpu) = device_or_skip(test) else { return };
     match report_of(grader) {
         Some(report) => {

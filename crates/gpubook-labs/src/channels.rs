@@ -71,7 +71,7 @@ pub fn channel_sweep(gpu: &Gpu, cfg: &SweepConfig, channels: &[usize]) -> anyhow
     gpubook::reference::called("gpubook_labs::channels::channel_sweep");
     let sms = gpu.info().multiprocessors as usize;
     let world = World::new(gpu, Topology::single_node(cfg.gpus)?)?;
-    let f = gpu.load_module(Source::solution("ch14/warp_roles.cu"))?.load_function("dispatch_roles")?;
+    let f = gpu.load_module(crate::solutions::kernel("ch14/warp_roles.cu"))?.load_function("dispatch_roles")?;
     let mut rng = Rng::new(14);
     let (t, h, g) = (cfg.tokens, cfg.hidden, cfg.gpus);
     let mut place = vec![-1i32; t * g];

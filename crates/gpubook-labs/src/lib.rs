@@ -14,6 +14,7 @@
 //! - [`viz`]: the figures (thread maps, bandwidth, stream timelines, pipeline charts)
 //! - [`launch_spec`]: launches described as text (`gpubook run`, the fidelity suite)
 //! - [`rng`]: the seeded generator every lab and grader draws inputs from
+//! - [`solutions`]: the chapters' own kernels, which the labs run rather than copies
 
 pub mod channels;
 pub mod chunk_pair;
@@ -24,4 +25,5 @@ pub mod overlap;
 pub mod perf;
 pub mod rng;
 pub mod roofline;
+pub mod solutions;
 pub mod viz;

@@ -43,12 +43,6 @@ pub fn library_kernel(rel: &str) -> PathBuf {
     relocate(&build_root().join("kernels").join(rel))
 }
 
-/// A kernel of `solutions/kernels/` on this machine: the library measures the chapters' own
-/// answers (markers are comments, so a solution file compiles as it is) rather than copies.
-pub fn solution_kernel(rel: &str) -> PathBuf {
-    relocate(&build_root().join("solutions").join("kernels").join(rel))
-}
-
 /// The path as a learner would write it: relative to the workspace root when it lies below it,
 /// else as given.
 pub fn display(path: &Path) -> String {

@@ -12,6 +12,7 @@ use super::explain::Explain;
 use super::{Failure, Tolerance, check_f32, check_values, grade};
 use gpubook::ep::{GateConfig, Layout, MoeShape, RankTokens, Received, Routing, Symmetric, Topology, World};
 use gpubook::gpu::{CopyDir, DeviceSlice, Gpu, OpKind, Result, Trace};
+use gpubook_labs::ep::reference::{GateVariant, gate_as};
 
 // ---- What every grader of chapters 12 and 13 checks -------------------------------------------
 
@@ -297,107 +298,29 @@ pub(crate) fn as_f64(v: &[f32]) -> Vec<f64> {
 
 // ---- ch12-gate ------------------------------------------------------------------------------------
 
-/// How a gate may differ from V3's: each a mistake a report can name.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub(crate) enum GateVariant {
-    Right,
-    /// Chooses by the affinities alone: the bias ignored.
-    BiasIgnored,
-    /// Weighs with the biased scores.
-    BiasedWeights,
-    /// Weights not divided by their sum.
-    NotNormalised,
-    /// Weights not multiplied by route_scale.
-    NoRouteScale,
-    /// softmax over the experts instead of sigmoid.
-    Softmax,
-    /// Chooses right, but weighs with exp(logit) (a softmax over the chosen experts).
-    SoftmaxWeights,
-    /// No group limit (chapter 13).
-    GroupsIgnored,
-    /// A group scored by its best expert only (chapter 13).
-    GroupMax,
-}
-
-impl GateVariant {
-    pub(crate) fn concept(self) -> &'static str {
-        match self {
-            GateVariant::Right => "",
-            GateVariant::BiasIgnored => {
-                "the bias chooses: rank experts by sigmoid(logit) + bias (DeepSeek-V3's auxiliary-loss-free load balancing \
-                 tunes the bias to steer tokens away from busy experts)"
-            }
-            GateVariant::BiasedWeights => {
-                "the bias chooses but never weighs: the weights come from the affinities sigmoid(logit) of the chosen experts, \
-                 without the bias"
-            }
-            GateVariant::NotNormalised => {
-                "the chosen affinities are divided by their sum (then scaled): with sigmoids they do not sum to 1"
-            }
-            GateVariant::NoRouteScale => "after normalising, the weights are multiplied by route_scale (2.5 in V3)",
-            GateVariant::Softmax | GateVariant::SoftmaxWeights => {
-                "DeepSeek-V3's affinities are sigmoids of the logits, each on its own, not a softmax over the experts"
-            }
-            GateVariant::GroupsIgnored => {
-                "node-limited routing: only the experts of the topk_groups best groups may be chosen, so a token reaches at \
-                 most that many nodes"
-            }
-            GateVariant::GroupMax => "with a bias, V3 scores a group by the sum of its TWO best biased scores, not by its best alone",
+/// What each of the gate's mistakes is about, in a teacher's words.
+pub(crate) fn gate_concept(v: GateVariant) -> &'static str {
+    match v {
+        GateVariant::Right => "",
+        GateVariant::BiasIgnored => {
+            "the bias chooses: rank experts by sigmoid(logit) + bias (DeepSeek-V3's auxiliary-loss-free load balancing \
+             tunes the bias to steer tokens away from busy experts)"
         }
+        GateVariant::BiasedWeights => {
+            "the bias chooses but never weighs: the weights come from the affinities sigmoid(logit) of the chosen experts, \
+             without the bias"
+        }
+        GateVariant::NotNormalised => "the chosen affinities are divided by their sum (then scaled): with sigmoids they do not sum to 1",
+        GateVariant::NoRouteScale => "after normalising, the weights are multiplied by route_scale (2.5 in V3)",
+        GateVariant::Softmax | GateVariant::SoftmaxWeights => {
+            "DeepSeek-V3's affinities are sigmoids of the logits, each on its own, not a softmax over the experts"
+        }
+        GateVariant::GroupsIgnored => {
+            "node-limited routing: only the experts of the topk_groups best groups may be chosen, so a token reaches at \
+             most that many nodes"
+        }
+        GateVariant::GroupMax => "with a bias, V3 scores a group by the sum of its TWO best biased scores, not by its best alone",
     }
-}
-
-/// The gate on the host, in f64, with one of the mistakes (or none): (experts, weights) per token.
-pub(crate) fn host_gate(logits: &[f32], bias: &[f32], g: &GateConfig, v: GateVariant) -> (Vec<i32>, Vec<f64>) {
-    let e_n = g.experts;
-    let (mut idx, mut w) = (Vec::new(), Vec::new());
-    for row in logits.chunks(e_n) {
-        let aff: Vec<f64> = if v == GateVariant::Softmax {
-            let m = row.iter().fold(f32::MIN, |a, &b| a.max(b)) as f64;
-            let ex: Vec<f64> = row.iter().map(|&z| (z as f64 - m).exp()).collect();
-            let s: f64 = ex.iter().sum();
-            ex.iter().map(|x| x / s).collect()
-        } else {
-            row.iter().map(|&z| 1.0 / (1.0 + (-(z as f64)).exp())).collect()
-        };
-        let biased: Vec<f64> =
-            if v == GateVariant::BiasIgnored { aff.clone() } else { aff.iter().zip(bias).map(|(a, &b)| a + b as f64).collect() };
-        let mut allowed = vec![true; e_n];
-        if g.groups > 1 && v != GateVariant::GroupsIgnored {
-            let per = g.experts_per_group();
-            let score: Vec<f64> = biased
-                .chunks(per)
-                .map(|c| {
-                    let mut s = c.to_vec();
-                    s.sort_by(|a, b| b.total_cmp(a));
-                    if v == GateVariant::GroupMax { s[0] } else { s[0] + s[1] }
-                })
-                .collect();
-            let mut order: Vec<usize> = (0..g.groups).collect();
-            order.sort_by(|&a, &b| score[b].total_cmp(&score[a]).then(a.cmp(&b)));
-            for (e, a) in allowed.iter_mut().enumerate() {
-                *a = order[..g.topk_groups].contains(&(e / per));
-            }
-        }
-        let mut order: Vec<usize> = (0..e_n).filter(|&e| allowed[e]).collect();
-        order.sort_by(|&a, &b| biased[b].total_cmp(&biased[a]).then(a.cmp(&b)));
-        let chosen = &order[..g.topk];
-        let ws: Vec<f64> = chosen
-            .iter()
-            .map(|&e| match v {
-                GateVariant::BiasedWeights => biased[e],
-                GateVariant::SoftmaxWeights => (row[e] as f64).exp(),
-                _ => aff[e],
-            })
-            .collect();
-        let sum: f64 = ws.iter().sum();
-        for (&e, &x) in chosen.iter().zip(&ws) {
-            idx.push(e as i32);
-            let x = if v == GateVariant::NotNormalised { x } else { x / sum };
-            w.push(if v == GateVariant::NoRouteScale { x } else { x * g.route_scale as f64 });
-        }
-    }
-    (idx, w)
 }
 
 /// Logits and a bias whose choices are clear-cut: in every row the biased scores around each
@@ -487,7 +410,7 @@ pub(crate) fn grade_gate(
                 ))
                 .input(input));
             }
-            let (want_idx, want_w) = host_gate(&logits, &bias, &g, GateVariant::Right);
+            let (want_idx, want_w) = gate_as(&logits, &bias, &g, GateVariant::Right);
             let idx_ok = got_idx == want_idx;
             let w_ok = check_f32("topk_weights", &got_w, &want_w, Tolerance { abs: 1e-5, rel: 1e-5 }).is_ok();
             if idx_ok && w_ok {
@@ -495,7 +418,7 @@ pub(crate) fn grade_gate(
             }
             // Which mistake gives exactly what came back?
             for &v in variants {
-                let (vi, vw) = host_gate(&logits, &bias, &g, v);
+                let (vi, vw) = gate_as(&logits, &bias, &g, v);
                 let same_w = check_f32("w", &got_w, &vw, Tolerance { abs: 1e-5, rel: 1e-5 }).is_ok();
                 if got_idx == vi && (same_w || !idx_ok) {
                     let what = if !idx_ok { "topk_idx" } else { "topk_weights" };
@@ -504,7 +427,7 @@ pub(crate) fn grade_gate(
                     } else {
                         check_f32("topk_weights", &got_w, &want_w, Tolerance { abs: 1e-5, rel: 1e-5 }).unwrap_err()
                     };
-                    return Err(f.concept(v.concept()).input(input));
+                    return Err(f.concept(gate_concept(v)).input(input));
                 }
             }
             if !idx_ok {

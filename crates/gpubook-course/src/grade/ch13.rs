@@ -6,13 +6,14 @@
 
 use super::GradeReport;
 use super::ch12::{
-    GateVariant, alloc_received, barrier_between, check_received, clear_world_traces, count_matrix, grade_gate, grading_world, host_layout,
-    host_slots, launched_anywhere, no_host_copies, upload_layouts, upload_tokens, world_traces,
+    alloc_received, barrier_between, check_received, clear_world_traces, count_matrix, grade_gate, grading_world, host_layout, host_slots,
+    launched_anywhere, no_host_copies, upload_layouts, upload_tokens, world_traces,
 };
 use super::explain::Explain;
 use super::{Failure, grade};
 use gpubook::ep::{GateConfig, Layout, MoeShape, RankTokens, RdmaBuffers, Received, Routing, Symmetric, Topology, TrafficCount, World};
 use gpubook::gpu::{DeviceSlice, Gpu, Result};
+use gpubook_labs::ep::reference::GateVariant;
 
 // ---- ch13-node-limited-gate -----------------------------------------------------------------------
 
@@ -254,7 +255,7 @@ pub fn traffic(f: impl Fn(Topology, usize, usize, &[Vec<i32>], u64) -> TrafficCo
                                 route_scale: 1.0,
                             };
                             let (logits, bias) = super::ch12::clear_cut_inputs(&mut ctx.rng, tokens, &g);
-                            let (i, _) = super::ch12::host_gate(&logits, &bias, &g, GateVariant::Right);
+                            let (i, _) = gpubook_labs::ep::reference::gate_as(&logits, &bias, &g, GateVariant::Right);
                             i
                         } else {
                             super::ch12::random_routing(&mut ctx.rng, tokens, experts, topk).0

@@ -1,6 +1,7 @@
-//! The library's own expert-parallel kernels (`kernels/ep/`), loaded once and launched with
-//! their arguments in order. Reference code for `moe run`; the chapters' exercises write the same
-//! kernels themselves.
+//! The expert-parallel kernels of `moe run`, loaded once and launched with their arguments in
+//! order: the gate and the layout are the chapters' own answers (solutions/kernels/ch13 and ch12,
+//! one copy each); dispatch, combine and the experts are the library's (`kernels/ep/`), which
+//! also count the traffic the links are modelled from.
 
 use super::config::MoeConfig;
 use gpubook::ep::GateConfig;
@@ -36,10 +37,11 @@ fn i(v: usize) -> i32 {
 impl Kernels {
     pub(crate) fn load(gpu: &Gpu) -> Result<Kernels> {
         let load = |file: &str| gpu.load_module(Source::library(&format!("ep/{file}")));
-        let (gate, layout, intra, inter, experts) =
-            (load("gate.cu")?, load("layout.cu")?, load("intranode.cu")?, load("internode.cu")?, load("experts.cu")?);
+        let gate = gpu.load_module(crate::solutions::kernel("ch13/gate_node_limited.cu"))?;
+        let layout = gpu.load_module(crate::solutions::kernel("ch12/dispatch_layout.cu"))?;
+        let (intra, inter, experts) = (load("intranode.cu")?, load("internode.cu")?, load("experts.cu")?);
         Ok(Kernels {
-            gate: gate.load_function("moe_gate")?,
+            gate: gate.load_function("moe_gate_node_limited")?,
             layout: layout.load_function("get_dispatch_layout")?,
             notify: intra.load_function("notify_dispatch")?,
             dispatch: intra.load_function("dispatch")?,

@@ -32,8 +32,9 @@ fn sigmoid(z: f64) -> f64 {
     1.0 / (1.0 + (-z).exp())
 }
 
-/// DeepSeek-V3's gate on the host, in f64 (see `kernels/ep/gate.cu` for the steps). `logits` is
-/// `tokens × experts`; ties go to the lower index, for groups and experts alike.
+/// DeepSeek-V3's gate on the host, in f64 (see `solutions/kernels/ch13/gate_node_limited.cu`,
+/// the kernel `gpubook moe` runs, for the steps). `logits` is `tokens × experts`; ties go to the
+/// lower index, for groups and experts alike.
 pub fn gate(logits: &[f32], bias: &[f32], cfg: &GateConfig) -> Result<HostRouting, ShapeError> {
     called("gpubook_labs::ep::reference::gate");
     cfg.check()?;
@@ -44,36 +45,87 @@ pub fn gate(logits: &[f32], bias: &[f32], cfg: &GateConfig) -> Result<HostRoutin
     if !logits.len().is_multiple_of(e) {
         return Err(ShapeError(format!("{} logits is not a whole number of rows of {e}", logits.len())));
     }
-    let tokens = logits.len() / e;
-    let per_group = cfg.experts_per_group();
-    let mut topk_idx = Vec::with_capacity(tokens * cfg.topk);
-    let mut topk_weights = Vec::with_capacity(tokens * cfg.topk);
-    for row in logits.chunks(e) {
-        let affinity: Vec<f64> = row.iter().map(|&z| sigmoid(z as f64)).collect();
-        let biased: Vec<f64> = affinity.iter().zip(bias).map(|(s, &b)| s + b as f64).collect();
-        let mut allowed = vec![true; e];
-        if cfg.groups > 1 {
+    let (topk_idx, weights) = gate_variant(logits, bias, cfg, GateVariant::Right);
+    Ok(HostRouting { topk: cfg.topk, topk_idx, topk_weights: weights.into_iter().map(|w| w as f32).collect() })
+}
+
+/// How a gate may differ from V3's: each one a mistake a grader names by computing it too.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GateVariant {
+    Right,
+    /// Chooses by the affinities alone: the bias ignored.
+    BiasIgnored,
+    /// Weighs with the biased scores.
+    BiasedWeights,
+    /// Weights not divided by their sum.
+    NotNormalised,
+    /// Weights not multiplied by route_scale.
+    NoRouteScale,
+    /// softmax over the experts instead of sigmoid.
+    Softmax,
+    /// Chooses right, but weighs with exp(logit) (a softmax over the chosen experts).
+    SoftmaxWeights,
+    /// No group limit (chapter 13).
+    GroupsIgnored,
+    /// A group scored by its best expert only (chapter 13).
+    GroupMax,
+}
+
+/// The gate with `v`'s mistake (or none, [`GateVariant::Right`]): per token, its `topk` experts
+/// and their weights in f64, row after row. The one host model of the gate: [`gate`] is its
+/// `Right` case, and graders compute the mistakes with it. Shapes are the caller's to check.
+pub fn gate_as(logits: &[f32], bias: &[f32], cfg: &GateConfig, v: GateVariant) -> (Vec<i32>, Vec<f64>) {
+    called("gpubook_labs::ep::reference::gate_as");
+    gate_variant(logits, bias, cfg, v)
+}
+
+fn gate_variant(logits: &[f32], bias: &[f32], g: &GateConfig, v: GateVariant) -> (Vec<i32>, Vec<f64>) {
+    let e_n = g.experts;
+    let (mut idx, mut w) = (Vec::with_capacity(logits.len() / e_n.max(1) * g.topk), Vec::new());
+    for row in logits.chunks(e_n) {
+        let aff: Vec<f64> = if v == GateVariant::Softmax {
+            let m = row.iter().fold(f32::MIN, |a, &b| a.max(b)) as f64;
+            let ex: Vec<f64> = row.iter().map(|&z| (z as f64 - m).exp()).collect();
+            let s: f64 = ex.iter().sum();
+            ex.iter().map(|x| x / s).collect()
+        } else {
+            row.iter().map(|&z| sigmoid(z as f64)).collect()
+        };
+        let biased: Vec<f64> =
+            if v == GateVariant::BiasIgnored { aff.clone() } else { aff.iter().zip(bias).map(|(a, &b)| a + b as f64).collect() };
+        let mut allowed = vec![true; e_n];
+        if g.groups > 1 && v != GateVariant::GroupsIgnored {
+            let per = g.experts_per_group();
             let score: Vec<f64> = biased
-                .chunks(per_group)
-                .map(|g| {
-                    let mut v = g.to_vec();
-                    v.sort_by(|a, b| b.total_cmp(a));
-                    v[0] + v[1]
+                .chunks(per)
+                .map(|c| {
+                    let mut s = c.to_vec();
+                    s.sort_by(|a, b| b.total_cmp(a));
+                    if v == GateVariant::GroupMax { s[0] } else { s[0] + s[1] }
                 })
                 .collect();
-            let kept = top_indices(&score, cfg.topk_groups, &vec![true; cfg.groups]);
-            for (x, a) in allowed.iter_mut().enumerate() {
-                *a = kept.contains(&(x / per_group));
+            let kept = top_indices(&score, g.topk_groups, &vec![true; g.groups]);
+            for (e, a) in allowed.iter_mut().enumerate() {
+                *a = kept.contains(&(e / per));
             }
         }
-        let chosen = top_indices(&biased, cfg.topk, &allowed);
-        let sum: f64 = chosen.iter().map(|&x| affinity[x]).sum();
-        for &x in &chosen {
-            topk_idx.push(x as i32);
-            topk_weights.push((affinity[x] / sum * cfg.route_scale as f64) as f32);
+        let chosen = top_indices(&biased, g.topk, &allowed);
+        let ws: Vec<f64> = chosen
+            .iter()
+            .map(|&e| match v {
+                GateVariant::BiasedWeights => biased[e],
+                GateVariant::SoftmaxWeights => (row[e] as f64).exp(),
+                _ => aff[e],
+            })
+            .collect();
+        let sum: f64 = ws.iter().sum();
+        for (&e, &x) in chosen.iter().zip(&ws) {
+            idx.push(e as i32);
+            let x = if v == GateVariant::NotNormalised { x } else { x / sum };
+            w.push(if v == GateVariant::NoRouteScale { x } else { x * g.route_scale as f64 });
         }
     }
-    Ok(HostRouting { topk: cfg.topk, topk_idx, topk_weights })
+    (idx, w)
 }
 
 /// The `k` allowed indices of highest value, highest first; ties go to the lower index.

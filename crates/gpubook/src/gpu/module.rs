@@ -38,11 +38,6 @@ impl Source {
         Self::file(crate::paths::library_kernel(rel))
     }
 
-    /// A solution's kernel file, e.g. `"ch14/warp_roles.cu"`: for the labs that measure it.
-    pub fn solution(rel: &str) -> Self {
-        Self::file(crate::paths::solution_kernel(rel))
-    }
-
     /// CUDA C held in a string; `name` is what messages call it (e.g. "vector_add.cu").
     pub fn text(name: impl Into<String>, text: impl Into<String>) -> Self {
         Source { origin: Origin::Text { name: name.into(), text: text.into() }, include_dirs: vec![library_include_dir()] }

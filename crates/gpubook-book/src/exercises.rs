@@ -13,9 +13,6 @@ use mdbook_preprocessor::{Preprocessor, PreprocessorContext};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-/// Where the report an untouched stub gets is kept, one `<exercise-id>.txt` each.
-pub const STUB_REPORTS: &str = "crates/gpubook-course/tests/snapshots/stub-reports";
-
 pub struct ExerciseBoxes {
     catalog: Catalog,
     /// Chapters not written yet: their exercises need no box.
@@ -38,7 +35,7 @@ impl ExerciseBoxes {
     fn extras(&self, e: &Exercise) -> anyhow::Result<Extras> {
         let others: Vec<&str> = self.catalog.exercises.iter().filter(|o| o.id != e.id).map(|o| o.function.as_str()).collect();
         let signatures = signatures::of_files(&self.root.join("exercises"), &e.files, &e.function, &others)?;
-        let report_path = self.root.join(STUB_REPORTS).join(format!("{}.txt", e.id));
+        let report_path = e.stub_report_path(&self.root);
         let stub_report = std::fs::read_to_string(&report_path).ok();
         Ok(Extras { signatures, stub_report, listing: Listing::of_exercise(e, &self.root)? })
     }

@@ -4,7 +4,7 @@
 
 use anyhow::{Context, bail};
 use serde::Deserialize;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -69,6 +69,14 @@ pub struct RunLaunch {
     pub then: Vec<String>,
     /// `--ranks`: ranks sharing the device (each launch once per rank); 1 when not given.
     pub ranks: usize,
+}
+
+impl Exercise {
+    /// Where the snapshot of the report its untouched stub gets lives, in its chapter's place
+    /// beside the graders: `crates/gpubook-course/src/grade/ch03/stub-reports/ch03-vector-add.txt`.
+    pub fn stub_report_path(&self, root: &Path) -> PathBuf {
+        root.join("crates/gpubook-course/src/grade").join(&self.test).join("stub-reports").join(format!("{}.txt", self.id))
+    }
 }
 
 impl Exercise {

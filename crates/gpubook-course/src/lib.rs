@@ -9,7 +9,7 @@
 //! - [`notebook`]: exercises checked from a notebook (`check!`)
 //! - [`stubs`]: the learner's files generated from the solutions (the source of truth) and the
 //!   catalog, and the drift check
-//! - [`testing`]: helpers for the graders' own tests (wrong answers must fail)
+//! - `testing` (tests only): what the chapters' wrong-answer tests share
 
 pub mod catalog;
 pub mod grade;
@@ -17,4 +17,5 @@ pub mod notebook;
 pub mod progress;
 pub mod runner;
 pub mod stubs;
-pub mod testing;
+#[cfg(test)]
+mod testing;

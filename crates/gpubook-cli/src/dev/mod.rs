@@ -58,11 +58,6 @@ pub fn run(c: Command) -> anyhow::Result<ExitCode> {
     }
 }
 
-/// Where the snapshot of `id`'s untouched-stub report lives.
-pub fn snapshot_path(root: &Path, id: &str) -> PathBuf {
-    root.join("crates/gpubook-course/tests/snapshots/stub-reports").join(format!("{id}.txt"))
-}
-
 /// The report as a snapshot keeps it: the device line names the machine (its CPU threads, its
 /// GPU), so it is replaced by a placeholder; everything else is the wording under review.
 fn normalised(report: &str) -> String {
@@ -92,7 +87,7 @@ fn reports(root: &Path, from: &Path, write: bool) -> anyhow::Result<ExitCode> {
         }
         failed += 1;
         let text = normalised(&report.text().unwrap_or_default());
-        let path = snapshot_path(root, &ex.id);
+        let path = ex.stub_report_path(root);
         if write {
             std::fs::create_dir_all(path.parent().expect("has a folder")).with_context(|| format!("creating {}", path.display()))?;
             std::fs::write(&path, &text).with_context(|| format!("writing {}", path.display()))?;

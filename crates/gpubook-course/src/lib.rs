@@ -9,7 +9,6 @@
 //! - [`notebook`]: exercises checked from a notebook (`check!`)
 //! - [`stubs`]: the learner's files generated from the solutions (the source of truth) and the
 //!   catalog, and the drift check
-//! - `testing` (tests only): what the chapters' wrong-answer tests share
 
 pub mod catalog;
 pub mod grade;
@@ -17,5 +16,3 @@ pub mod notebook;
 pub mod progress;
 pub mod runner;
 pub mod stubs;
-#[cfg(test)]
-mod testing;

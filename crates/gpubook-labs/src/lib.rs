@@ -13,9 +13,11 @@
 //!   (`gpubook perf-bench`)
 //! - [`viz`]: the figures (thread maps, bandwidth, stream timelines, pipeline charts)
 //! - [`launch_spec`]: launches described as text (`gpubook run`, the fidelity suite)
+//! - [`backend`]: how a figure or report names the device its numbers came from
 //! - [`rng`]: the seeded generator every lab and grader draws inputs from
 //! - [`solutions`]: the chapters' own kernels, which the labs run rather than copies
 
+pub mod backend;
 pub mod channels;
 pub mod chunk_pair;
 pub mod counted;

@@ -92,6 +92,21 @@ impl Graph {
         out
     }
 
+    /// The same graph one level up: each file stands for its top-level folder under src/ (`gpu`
+    /// for gpu/context.rs; a file at the root stands for itself, `catalog.rs`), and only arrows
+    /// between two of them are kept, each naming the file and line that make it.
+    pub fn folders(&self) -> Graph {
+        let folder = |f: &str| f.split_once('/').map_or(f.to_string(), |(d, _)| d.to_string());
+        let files = self.files.iter().map(|f| folder(f)).collect();
+        let edges = self
+            .edges
+            .iter()
+            .filter(|e| folder(&e.from) != folder(&e.to))
+            .map(|e| Edge { from: folder(&e.from), to: folder(&e.to), line: e.line, path: format!("{} in {}", e.path, e.from) })
+            .collect();
+        Graph { files, edges }
+    }
+
     /// Each group of files that reach each other, with one (shortest) loop through the first.
     pub fn cycles(&self) -> Vec<Loop> {
         let arrows = self.arrows();
@@ -600,6 +615,38 @@ mod tests {
             }
         }
         assert!(report.is_empty(), "modules that import each other (split out what both need, or move the impl up):\n{report}");
+    }
+
+    /// One level up from `no_crate_has_an_import_loop`: a crate's top-level folders (and root
+    /// files) must not reach each other in a loop either, or the folder names would not say
+    /// which part stands on which.
+    #[test]
+    fn no_crate_has_a_loop_between_its_folders() {
+        let mut report = String::new();
+        for src in workspace_srcs() {
+            for cycle in Graph::of_src(&src).unwrap().folders().cycles() {
+                report.push_str(&format!("{}:\n{}", src.display(), describe(&cycle)));
+            }
+        }
+        assert!(report.is_empty(), "folders that import each other (move what both need below both):\n{report}");
+    }
+
+    #[test]
+    fn a_loop_between_folders_is_found_through_their_files() {
+        let graph = Graph::of_sources(&sources(&[
+            ("lib.rs", "mod ep; mod viz; mod rng;"),
+            ("ep/mod.rs", "mod moe;"),
+            ("ep/moe.rs", "use crate::viz::label;\npub struct Routing;"),
+            ("viz/mod.rs", "mod ep;\npub fn label() {}"),
+            ("viz/ep.rs", "fn f(_: crate::ep::moe::Routing) {}"),
+            ("rng.rs", "pub struct Rng;"),
+        ]));
+        assert!(graph.cycles().is_empty(), "no loop between files");
+        let loops = graph.folders().cycles();
+        assert_eq!(loops.len(), 1, "{loops:?}");
+        let text = describe(&loops[0]);
+        assert!(text.contains("2 files reach each other: ep, viz"), "{text}");
+        assert!(text.contains("in viz/ep.rs"), "the file that makes the arrow is named: {text}");
     }
 
     #[test]

@@ -1,9 +1,10 @@
 //! `gpubook dev ...`: the maintainers' commands. `stubs` regenerates the learner's crate (and the
 //! scaffolding of both crates) from solutions/ and exercises.toml, or checks it has not drifted;
 //! `reports` checks what every untouched stub's grader reported against the committed snapshots
-//! (the wording is the product: a change to it shows in review).
+//! (the wording is the product: a change to it shows in review); `architecture` regenerates the
+//! tree's own part of docs/architecture.md, or checks it and the layering it draws.
 
-#[cfg(test)]
+mod architecture;
 mod imports;
 
 use anyhow::Context;
@@ -24,6 +25,13 @@ pub enum Command {
     },
     /// Check the graders' reports on the untouched stubs: every exercise failed with a report, and
     /// each report reads as its snapshot does (or --write the snapshots).
+    /// Regenerate the generated part of docs/architecture.md (--write), or check it is current,
+    /// no crate has a loop between its folders, and the crates depend only downward.
+    Architecture {
+        /// Write the page instead of checking it.
+        #[arg(long)]
+        write: bool,
+    },
     Reports {
         /// The folder the reports were written to (GPUBOOK_REPORT_DIR of a `cargo test -p exercises` run).
         #[arg(long)]
@@ -55,6 +63,7 @@ pub fn run(c: Command) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Reports { from, write } => reports(&root, &from, write),
+        Command::Architecture { write } => architecture(&root, write),
     }
 }
 
@@ -114,6 +123,34 @@ fn reports(root: &Path, from: &Path, write: bool) -> anyhow::Result<ExitCode> {
         println!("ok: every stub fails with its report{}", if write { " (snapshots written)" } else { ", as the snapshots read" });
     }
     Ok(if ok { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+}
+
+/// `gpubook dev architecture`.
+fn architecture(root: &Path, write: bool) -> anyhow::Result<ExitCode> {
+    let (path, now, fresh) = architecture::page(root)?;
+    if write {
+        std::fs::write(&path, &fresh).with_context(|| format!("writing {}", path.display()))?;
+        println!("wrote the generated part of {}", gpubook::paths::display(&path));
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut problems = architecture::layering_problems(&architecture::workspace(root)?);
+    for c in architecture::workspace(root)? {
+        let src = root.join(&c.dir).join("src");
+        for cycle in imports::Graph::of_src(&src).with_context(|| format!("reading {}", src.display()))?.folders().cycles() {
+            problems.push(format!("{} has folders that import each other:\n{}", c.name, imports::describe(&cycle)));
+        }
+    }
+    if now != fresh {
+        problems.push(format!("{} is stale: run `gpubook dev architecture --write`", gpubook::paths::display(&path)));
+    }
+    if problems.is_empty() {
+        println!("ok: docs/architecture.md is current, no folder loops, the crates depend only downward");
+        return Ok(ExitCode::SUCCESS);
+    }
+    for p in &problems {
+        println!("{p}");
+    }
+    Ok(ExitCode::FAILURE)
 }
 
 #[cfg(test)]

@@ -12,6 +12,8 @@ pub mod explain;
 pub mod inputs;
 mod report;
 mod run;
+#[cfg(test)]
+mod testing;
 pub mod words;
 
 pub use compare::{Tolerance, check_f32, check_values};

@@ -226,7 +226,7 @@ pub fn run(gpu: &Gpu, cfg: &MoeConfig) -> anyhow::Result<MoeRun> {
         ib_messages_per_rank: per_rank_msgs,
         ib_messages_per_expert: per_expert_msgs,
         timeline,
-        backend: crate::viz::backend_label(gpu),
+        backend: crate::backend::backend_label(gpu),
     })
 }
 

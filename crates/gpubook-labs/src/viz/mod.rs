@@ -38,12 +38,4 @@ pub use svg::Svg;
 pub use thread_map::{Owner, Pattern, ThreadMap, thread_map_svg};
 pub use timeline::{Bar, BarKind, Labels, Timeline, overlap_demo, timeline_svg};
 
-use gpubook::gpu::{BackendKind, Gpu};
-
-/// Where a figure's numbers came from, in words: "the CPU emulator" or "NVIDIA H200 (CUDA)".
-pub fn backend_label(gpu: &Gpu) -> String {
-    match gpu.backend() {
-        BackendKind::Emulator => "the CPU emulator".to_string(),
-        BackendKind::Cuda => format!("{} (CUDA)", gpu.info().name),
-    }
-}
+pub use crate::backend::backend_label;

@@ -117,7 +117,7 @@ impl ThreadMap {
                     .then(|| Owner { block: (b as u32 % grid.0, b as u32 / grid.0), thread: (t as u32 % block.0, t as u32 / block.0) })
             })
             .collect();
-        let observed_on = Some(super::backend_label(gpu));
+        let observed_on = Some(crate::backend::backend_label(gpu));
         Ok(ThreadMap { kernel: pattern.kernel().into(), grid, block, shape, extent: shape, owners, observed_on })
     }
 

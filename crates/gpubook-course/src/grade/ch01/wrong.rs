@@ -4,7 +4,7 @@
 //! changes; kernels wrong in ways no mutation reads well are in wrong/ beside this file.
 
 use crate::grade::ch01;
-use crate::testing::{KERNEL_DOES_THE_WORK, expect_failure, mutant, with_kernel, workspace_kernel};
+use crate::grade::testing::{KERNEL_DOES_THE_WORK, expect_failure, mutant, with_kernel, workspace_kernel};
 use gpubook::gpu::{BackendKind, Gpu, LaunchConfig, Result, Source};
 use gpubook::testing::device_or_skip;
 

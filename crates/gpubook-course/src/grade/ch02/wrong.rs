@@ -4,7 +4,7 @@
 //! changes.
 
 use crate::grade::ch02;
-use crate::testing::{KERNEL_DOES_THE_WORK, expect_failure, mutant, with_kernel, workspace_kernel};
+use crate::grade::testing::{KERNEL_DOES_THE_WORK, expect_failure, mutant, with_kernel, workspace_kernel};
 use gpubook::gpu::{Gpu, LaunchConfig, Result};
 
 fn cfg(n: usize) -> LaunchConfig {

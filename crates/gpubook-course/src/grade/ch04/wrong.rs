@@ -4,7 +4,7 @@
 //! changes; kernels wrong in ways no mutation reads well are in wrong/ beside this file.
 
 use crate::grade::ch04;
-use crate::testing::{
+use crate::grade::testing::{
     KERNEL_DOES_THE_WORK, Shows, cfg_2d, expect_failure, expect_failure_counted, expect_failure_showing, mutant, with_kernel, wrong_kernel,
 };
 use gpubook::gpu::{Gpu, LaunchConfig, Result, Source};

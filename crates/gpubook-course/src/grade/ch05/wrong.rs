@@ -4,7 +4,7 @@
 //! changes.
 
 use crate::grade::ch05;
-use crate::testing::{KERNEL_DOES_THE_WORK, expect_failure, expect_failure_on_emulator, mutant, with_kernel};
+use crate::grade::testing::{KERNEL_DOES_THE_WORK, expect_failure, expect_failure_on_emulator, mutant, with_kernel};
 use gpubook::gpu::{BlockResources, Gpu, Result, SmLimits};
 
 fn gather_with(text: String) -> impl Fn(&Gpu, &[f32], usize, &[i32]) -> Result<Vec<f32>> {

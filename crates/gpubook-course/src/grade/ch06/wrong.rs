@@ -4,7 +4,7 @@
 //! changes.
 
 use crate::grade::ch06;
-use crate::testing::{KERNEL_DOES_THE_WORK, expect_failure, expect_failure_on_emulator, mutant, with_kernel};
+use crate::grade::testing::{KERNEL_DOES_THE_WORK, expect_failure, expect_failure_on_emulator, mutant, with_kernel};
 use gpubook::gpu::{Gpu, LaunchConfig, Result, Source};
 
 fn histogram_with(text: String) -> impl Fn(&Gpu, &[u32], usize) -> Result<Vec<u32>> {

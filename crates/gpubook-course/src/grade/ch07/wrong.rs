@@ -4,7 +4,7 @@
 //! changes.
 
 use crate::grade::ch07;
-use crate::testing::{KERNEL_DOES_THE_WORK, cfg_1d, expect_failure, mutant, solution_kernel, with_kernel, workspace_kernel};
+use crate::grade::testing::{KERNEL_DOES_THE_WORK, cfg_1d, expect_failure, mutant, solution_kernel, with_kernel, workspace_kernel};
 use gpubook::gpu::{Event, Gpu, Result};
 
 /// How a wrong `three_streams` orders its rounds.

@@ -3,8 +3,8 @@
 //! mutations of the solution (its host code, or its kernel as text), so they follow it when it
 //! changes.
 
+use crate::grade::testing::{KERNEL_DOES_THE_WORK, cfg_1d, expect_failure, mutant, solution_kernel, with_kernel, workspace_kernel};
 use crate::grade::{GradeReport, ch08};
-use crate::testing::{KERNEL_DOES_THE_WORK, cfg_1d, expect_failure, mutant, solution_kernel, with_kernel, workspace_kernel};
 use gpubook::gpu::{Function, Gpu, PinnedHostSlice, Result, Source, Stream};
 
 #[derive(Clone, Copy, PartialEq)]

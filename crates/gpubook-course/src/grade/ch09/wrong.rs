@@ -4,7 +4,7 @@
 //! changes.
 
 use crate::grade::ch09;
-use crate::testing::{KERNEL_DOES_THE_WORK, cfg_1d, expect_failure, mutant, solution_kernel, with_kernel, workspace_kernel};
+use crate::grade::testing::{KERNEL_DOES_THE_WORK, cfg_1d, expect_failure, mutant, solution_kernel, with_kernel, workspace_kernel};
 use gpubook::ep::CombineInput;
 use gpubook::gpu::{Gpu, LaunchConfig, MappedHostSlice, Result, Source};
 use gpubook::testing::workspace_file;

@@ -4,7 +4,7 @@
 //! changes.
 
 use crate::grade::ch10;
-use crate::testing::expect_failure;
+use crate::grade::testing::expect_failure;
 use gpubook::sim::{Costs, Layout, Op, Part, ProgramBuilder, Schedule, ScheduleKind, simulate};
 
 /// The DeepSeek-V3 report's bubble formulas, taken as the answer: right for 1F1B, wrong for

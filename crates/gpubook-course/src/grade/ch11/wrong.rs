@@ -4,7 +4,7 @@
 //! changes.
 
 use crate::grade::ch11;
-use crate::testing::expect_failure;
+use crate::grade::testing::expect_failure;
 use gpubook::chunk_pair::{ChunkPair, Step};
 use gpubook::gpu::{Event, Result, Stream};
 use gpubook::sim::{Op, ProgramBuilder, ScheduleKind};

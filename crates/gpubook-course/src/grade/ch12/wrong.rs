@@ -5,7 +5,7 @@
 #![allow(clippy::type_complexity)]
 
 use crate::grade::ch12;
-use crate::testing::{expect_failure, expect_failure_on_emulator};
+use crate::grade::testing::{expect_failure, expect_failure_on_emulator};
 use gpubook::ep::{GateConfig, Layout, MoeShape, RankTokens, Received, Routing, Symmetric, Topology, World};
 use gpubook::gpu::{DeviceSlice, Gpu, LaunchConfig, Result, Source};
 use gpubook::testing::workspace_file;

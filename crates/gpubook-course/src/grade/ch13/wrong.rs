@@ -6,7 +6,7 @@
 
 use crate::grade::ch12::wrong::{Issue, cfg, gate_from_reference, gate_with, mutated, solution};
 use crate::grade::ch13;
-use crate::testing::expect_failure;
+use crate::grade::testing::expect_failure;
 use gpubook::ep::{GateConfig, Layout, MoeShape, RankTokens, RdmaBuffers, Received, Routing, Symmetric, Topology, TrafficCount, World};
 use gpubook::gpu::{DeviceSlice, Gpu, Result, Source};
 use gpubook_labs::ep::reference;

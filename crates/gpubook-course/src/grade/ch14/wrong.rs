@@ -5,7 +5,7 @@
 #![allow(clippy::type_complexity)]
 
 use crate::grade::ch14;
-use crate::testing::{expect_failure, expect_failure_on_emulator, mutant, with_kernel};
+use crate::grade::testing::{expect_failure, expect_failure_on_emulator, mutant, with_kernel};
 use gpubook::ep::{ChannelConfig, Incoming, Rings, Symmetric, World};
 use gpubook::gpu::{BackendKind, Result, Source};
 use gpubook::testing::device_or_skip;

@@ -1,7 +1,8 @@
 //! `gpubook dev architecture`: the part of docs/architecture.md that the tree can say for itself
-//! (the crates, what each depends on, their folders and which folder uses which, the lines of
-//! each), generated from the sources so it cannot go stale, and the crate layering it draws,
-//! checked. The hand-written rest of the page explains why.
+//! (the crates, what each depends on, their folders and which folder uses which), generated from
+//! the sources so it cannot go stale, and the crate layering it draws, checked. The hand-written
+//! rest of the page explains why. `--lines` prints the lines of Rust in each crate and folder
+//! (not on the page, which would then change with every edit).
 
 use super::imports::Graph;
 use anyhow::{Context, bail};
@@ -109,7 +110,28 @@ fn closure(by_name: &BTreeMap<&str, &Crate>, name: &str) -> BTreeSet<String> {
     seen
 }
 
-/// Lines of Rust under `dir` (src and tests).
+/// The lines of Rust of every crate (src and tests) and of each top-level folder of its src/.
+pub fn lines(root: &Path) -> anyhow::Result<String> {
+    let mut out = String::new();
+    let mut total = 0;
+    for c in workspace(root)? {
+        let n = rust_lines(&root.join(&c.dir));
+        total += n;
+        let _ = writeln!(out, "{n:>7}  {}", c.name);
+        let src = root.join(&c.dir).join("src");
+        let mut parts: BTreeMap<String, usize> = BTreeMap::new();
+        for e in std::fs::read_dir(&src).with_context(|| format!("reading {}", src.display()))?.flatten() {
+            *parts.entry(e.file_name().to_string_lossy().into_owned()).or_default() += rust_lines(&e.path());
+        }
+        for (part, n) in parts {
+            let _ = writeln!(out, "{n:>7}      {part}");
+        }
+    }
+    let _ = writeln!(out, "{total:>7}  in all");
+    Ok(out)
+}
+
+/// Lines of Rust under `dir` (src and tests), or in `dir` if it is a file.
 fn rust_lines(dir: &Path) -> usize {
     walkdir::WalkDir::new(dir)
         .into_iter()
@@ -135,55 +157,39 @@ pub fn generated(root: &Path) -> anyhow::Result<String> {
     let mut out = String::new();
     let _ = writeln!(out, "{START}\n");
     let _ = writeln!(out, "### The crates, bottom up\n");
-    let _ = writeln!(out, "| crate | what it is | its library uses | its tests also use | lines of Rust |");
-    let _ = writeln!(out, "| --- | --- | --- | --- | ---: |");
+    let _ = writeln!(out, "| crate | what it is | its library uses | its tests also use |");
+    let _ = writeln!(out, "| --- | --- | --- | --- |");
     let order = |c: &Crate| CRATE_LAYERS.iter().position(|l| *l == c.name).unwrap_or(CRATE_LAYERS.len());
     let mut sorted: Vec<&Crate> = crates.iter().collect();
     sorted.sort_by_key(|c| (order(c), c.name.clone()));
     let list = |s: &BTreeSet<String>| if s.is_empty() { "-".to_string() } else { s.iter().cloned().collect::<Vec<_>>().join(", ") };
-    let mut total = 0;
     for c in &sorted {
-        let lines = rust_lines(&root.join(&c.dir));
-        total += lines;
         let tests_only: BTreeSet<String> = c.dev_deps.difference(&c.deps).cloned().collect();
-        let _ = writeln!(
-            out,
-            "| `{}` ({}) | {} | {} | {} | {lines} |",
-            c.name,
-            c.dir.display(),
-            c.description,
-            list(&c.deps),
-            list(&tests_only)
-        );
+        let _ = writeln!(out, "| `{}` ({}) | {} | {} | {} |", c.name, c.dir.display(), c.description, list(&c.deps), list(&tests_only));
     }
-    let _ = writeln!(out, "\n{total} lines of Rust in all.\n");
+    let _ = writeln!(out);
     for c in &sorted {
         let src = root.join(&c.dir).join("src");
         let graph = Graph::of_src(&src).with_context(|| format!("reading {}", src.display()))?;
         let folders = graph.folders();
-        let mut units: BTreeMap<String, (usize, String)> = BTreeMap::new();
+        let mut units: BTreeMap<String, String> = BTreeMap::new();
         for f in &graph.files {
             let unit = f.split_once('/').map_or(f.clone(), |(d, _)| format!("{d}/"));
-            let lines = std::fs::read_to_string(src.join(f)).map(|t| t.lines().count()).unwrap_or(0);
-            let entry = units.entry(unit.clone()).or_default();
-            entry.0 += lines;
             let doc_file = if unit.ends_with('/') { src.join(&unit).join("mod.rs") } else { src.join(f) };
-            if entry.1.is_empty() {
-                entry.1 = summary(&doc_file);
-            }
+            units.entry(unit).or_insert_with(|| summary(&doc_file));
         }
         let _ = writeln!(out, "#### `{}`\n", c.name);
-        let _ = writeln!(out, "| {}/src/ | lines | uses | what it is |", c.dir.display());
-        let _ = writeln!(out, "| --- | ---: | --- | --- |");
+        let _ = writeln!(out, "| {}/src/ | uses | what it is |", c.dir.display());
+        let _ = writeln!(out, "| --- | --- | --- |");
         let arrows = folders.arrows();
-        for (unit, (lines, doc)) in &units {
+        for (unit, doc) in &units {
             let key = unit.trim_end_matches('/');
             let uses: BTreeSet<String> = arrows
                 .keys()
                 .filter(|(a, _)| a == key)
                 .map(|(_, b)| if units.contains_key(&format!("{b}/")) { format!("{b}/") } else { b.clone() })
                 .collect();
-            let _ = writeln!(out, "| `{unit}` | {lines} | {} | {} |", list(&uses), doc.replace('|', "\\|"));
+            let _ = writeln!(out, "| `{unit}` | {} | {} |", list(&uses), doc.replace('|', "\\|"));
         }
         let _ = writeln!(out);
     }

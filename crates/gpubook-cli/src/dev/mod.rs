@@ -31,6 +31,9 @@ pub enum Command {
         /// Write the page instead of checking it.
         #[arg(long)]
         write: bool,
+        /// Print the lines of Rust of each crate and folder instead.
+        #[arg(long)]
+        lines: bool,
     },
     Reports {
         /// The folder the reports were written to (GPUBOOK_REPORT_DIR of a `cargo test -p exercises` run).
@@ -63,7 +66,11 @@ pub fn run(c: Command) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Reports { from, write } => reports(&root, &from, write),
-        Command::Architecture { write } => architecture(&root, write),
+        Command::Architecture { lines: true, .. } => {
+            print!("{}", architecture::lines(&root)?);
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Architecture { write, .. } => architecture(&root, write),
     }
 }
 

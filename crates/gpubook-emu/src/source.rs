@@ -479,7 +479,10 @@ mod tests {
                 }
             }
         }
-        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        // The checkout on this machine: where the crate was built, else GPUBOOK_ROOT (a test
+        // binary may run from another folder).
+        let built = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let root = if built.is_dir() { built } else { std::env::var_os("GPUBOOK_ROOT").map(std::path::PathBuf::from).unwrap_or_default() };
         let mut files = Vec::new();
         for dir in ["kernels", "solutions", "exercises", "crates"] {
             walk(&root.join(dir), &mut files);

@@ -1,17 +1,19 @@
 //! Access counts, checked against numbers worked out by hand for kernels whose traffic is known
 //! (tests/kernels/counts.cu). Each test says how its numbers come about.
 
-use std::path::PathBuf;
+mod support;
+
 
 use gpubook_emu::{AccessCounts, EmuConfig, EmuDevice, EmuModule, GlobalRequests, KernelSource, LaunchSpec, Mode, SharedRequests};
 
 fn device() -> EmuDevice {
     let mut c = EmuConfig::from_env();
-    c.cache_dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("gpubook-cache");
+    c.cache_dir = support::scratch().join("gpubook-cache");
     EmuDevice::new(0, c).expect("device")
 }
 
 fn module(dev: &EmuDevice) -> std::sync::Arc<EmuModule> {
+    support::in_crate_dir();
     dev.load_module(&KernelSource::from_file("tests/kernels/counts.cu").expect("counts.cu")).expect("compiles")
 }
 

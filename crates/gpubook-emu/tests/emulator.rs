@@ -1,6 +1,8 @@
 //! End-to-end: real kernels through the real worker. Each test prints what a learner would
 //! see (run with `--nocapture` to read it).
 
+mod support;
+
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -8,9 +10,10 @@ use gpubook_cudac::DiagClass;
 use gpubook_emu::{EmuConfig, EmuDevice, EmuError, KernelSource, LaunchSpec, Mode};
 
 fn config() -> EmuConfig {
+    support::in_crate_dir();
     let mut c = EmuConfig::from_env();
     // A cache of our own under target/, so these tests neither use nor fill ~/.cache.
-    c.cache_dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("gpubook-cache");
+    c.cache_dir = support::scratch().join("gpubook-cache");
     c
 }
 
@@ -20,6 +23,7 @@ fn device() -> EmuDevice {
 
 /// Paths relative to the crate root (cargo runs tests there), as a learner's would be.
 fn kernel(name: &str) -> KernelSource {
+    support::in_crate_dir();
     KernelSource::from_file(format!("tests/kernels/{name}")).expect("test kernel")
 }
 
@@ -183,7 +187,7 @@ fn the_engine_only_launch_runs_check_mode_without_its_checks() {
 #[test]
 fn a_compiler_without_link_time_optimisation_still_builds_the_worker() {
     use std::os::unix::fs::PermissionsExt;
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("no-lto");
+    let dir = support::scratch().join("no-lto");
     let _ = std::fs::remove_dir_all(&dir); // a fresh cache: the worker is built here
     std::fs::create_dir_all(&dir).unwrap();
     let cxx = dir.join("g++-without-lto");
@@ -409,7 +413,7 @@ fn shared_memory_races_follow_barriers_bytes_and_warps() {
 #[test]
 fn builds_are_cached_and_an_edited_header_rebuilds() {
     let dev = device();
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("header-edit-{}", std::process::id()));
+    let dir = std::env::temp_dir().join(format!("gpubook-header-edit-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let cu = dir.join("scale.cu");
     std::fs::write(&cu, "#include \"factor.cuh\"\nextern \"C\" __global__ void scale(float* x) { x[threadIdx.x] *= FACTOR; }\n").unwrap();

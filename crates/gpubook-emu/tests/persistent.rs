@@ -4,7 +4,8 @@
 //! time could end is explained; and the race detector tells a handover with a fence from one
 //! without.
 
-use std::path::PathBuf;
+mod support;
+
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -12,13 +13,15 @@ use gpubook_cudac::DiagClass;
 use gpubook_emu::{EmuConfig, EmuDevice, EmuError, EmuModule, KernelSource, LaunchSpec, Mode};
 
 fn config() -> EmuConfig {
+    support::in_crate_dir();
     let mut c = EmuConfig::from_env();
-    c.cache_dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("gpubook-cache");
+    c.cache_dir = support::scratch().join("gpubook-cache");
     c.watchdog = Duration::from_secs(3);
     c
 }
 
 fn module(dev: &EmuDevice) -> Arc<EmuModule> {
+    support::in_crate_dir();
     dev.load_module(&KernelSource::from_file("tests/kernels/persistent.cu").expect("persistent.cu")).expect("compiles")
 }
 

@@ -4,7 +4,8 @@
 //! "updating the worker (`FREE`): it exited with status 70"); GPUBOOK_EMU_EXIT_DELAY_MS makes it
 //! linger on purpose. A test binary of its own: the variable reaches every worker it starts.
 
-use std::path::PathBuf;
+mod support;
+
 
 use gpubook_cudac::DiagClass;
 use gpubook_emu::{EmuConfig, EmuDevice, EmuError, KernelSource, LaunchSpec, Mode};
@@ -14,8 +15,9 @@ fn after_a_fault_in_fast_mode_the_next_launch_gets_a_fresh_worker() {
     // SAFETY: the first thing this binary's only test does, before any thread reads the environment.
     unsafe { std::env::set_var("GPUBOOK_EMU_EXIT_DELAY_MS", "700") };
     let mut config = EmuConfig::from_env();
-    config.cache_dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("gpubook-cache");
+    config.cache_dir = support::scratch().join("gpubook-cache");
     let dev = EmuDevice::new(0, config).expect("device");
+    support::in_crate_dir();
     let faults = dev.load_module(&KernelSource::from_file("tests/kernels/faults.cu").unwrap()).unwrap();
     let fast = LaunchSpec { grid: [1, 1, 1], block: [1, 1, 1], shared_mem_bytes: 0, mode: Some(Mode::Fast) };
     let p = dev.alloc(4, 4, "p").unwrap();

@@ -1,18 +1,20 @@
 //! Who wrote each element (`EmuConfig::writers`), checked against kernels whose writers are known
 //! in advance (tests/kernels/writers.cu): every element of every written buffer, exactly.
 
-use std::path::PathBuf;
+mod support;
+
 
 use gpubook_emu::{AccessCounts, EmuConfig, EmuDevice, EmuModule, KernelSource, LaunchSpec, Mode, Writers};
 
 fn device(writers: bool) -> EmuDevice {
     let mut c = EmuConfig::from_env();
-    c.cache_dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("gpubook-cache");
+    c.cache_dir = support::scratch().join("gpubook-cache");
     c.writers = writers;
     EmuDevice::new(0, c).expect("device")
 }
 
 fn module(dev: &EmuDevice) -> std::sync::Arc<EmuModule> {
+    support::in_crate_dir();
     dev.load_module(&KernelSource::from_file("tests/kernels/writers.cu").expect("writers.cu")).expect("compiles")
 }
 

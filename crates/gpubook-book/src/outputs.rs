@@ -347,6 +347,8 @@ fn trace(a: &Args, lab: &Lab) -> anyhow::Result<Output> {
         let n_i = n as i32;
         let mut launch = stream.launch_builder(&f);
         launch.arg(&a_d).arg(&b_d).arg(&mut c_d).arg(&n_i);
+        // SAFETY: a_d, b_d and c_d hold n floats and the kernel's i < n guard keeps the
+        // covering grid inside them.
         unsafe { launch.launch(cfg) }?;
         let c = stream.clone_dtoh(&c_d)?;
         if c.iter().enumerate().any(|(i, &v)| v != 2.0 * i as f32) {

@@ -58,6 +58,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         ms: time(&stream, args.reps, || {
             let mut l = stream.launch_builder(&naive);
             l.arg(&a_d).arg(&b_d).arg(&mut c_d).arg(&n_i);
+            // SAFETY: a_d, b_d and c_d hold n floats and the kernel's i < n guard stops the last
+            // block.
             Ok(unsafe { l.launch(cfg) }?)
         })?,
     });
@@ -70,6 +72,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         ms: time(&stream, args.reps, || {
             let mut l = stream.launch_builder(&wide);
             l.arg(&a4).arg(&b4).arg(&mut c4).arg(&n4);
+            // SAFETY: a4, b4 and c4 hold n / 4 float4s and the kernel's i < n4 guard stops the last
+            // block.
             Ok(unsafe { l.launch(cfg4) }?)
         })?,
     });
@@ -84,6 +88,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         ms: time(&stream, args.reps, || {
             let mut l = stream.launch_builder(&tuned);
             l.arg(&a4).arg(&b4).arg(&mut c4).arg(&n4);
+            // SAFETY: a4, b4 and c4 hold n / 4 float4s and both grid-stride loops stop at n4.
             Ok(unsafe { l.launch(cfg_t) }?)
         })?,
     });

@@ -74,6 +74,8 @@ fn vector_add(gpu: &Gpu, n: usize, reps: usize) -> anyhow::Result<f64> {
     let t = median(reps, || {
         let mut l = s.launch_builder(&f);
         l.arg(&a_d).arg(&b_d).arg(&mut c_d).arg(&n_i);
+        // SAFETY: a_d, b_d and c_d hold n floats and the kernel's i < n guard stops the last
+        // block.
         Ok(unsafe { l.launch(cfg) }?)
     })?;
     let c = s.clone_dtoh(&c_d)?;
@@ -93,6 +95,7 @@ fn block_sum(gpu: &Gpu, n: usize, reps: usize) -> anyhow::Result<f64> {
     let t = median(reps, || {
         let mut l = s.launch_builder(&f);
         l.arg(&x_d).arg(&mut out).arg(&n_i);
+        // SAFETY: x_d holds n floats, read under an i < n guard, and out one float per block.
         Ok(unsafe { l.launch(cfg) }?)
     })?;
     let total: f32 = s.clone_dtoh(&out)?.iter().sum();
@@ -112,6 +115,8 @@ fn matmul_tiled(gpu: &Gpu, n: usize, reps: usize) -> anyhow::Result<f64> {
     let t = median(reps, || {
         let mut l = s.launch_builder(&f);
         l.arg(&a_d).arg(&b_d).arg(&mut c_d).arg(&n_i).arg(&n_i).arg(&n_i);
+        // SAFETY: a_d, b_d and c_d hold n × n floats and the kernel guards every access with
+        // row and col against n.
         Ok(unsafe { l.launch(cfg) }?)
     })?;
     let c = s.clone_dtoh(&c_d)?;

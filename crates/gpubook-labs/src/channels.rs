@@ -94,6 +94,7 @@ pub fn channel_sweep(gpu: &Gpu, cfg: &SweepConfig, channels: &[usize]) -> anyhow
     let cap = counts.iter().copied().max().unwrap_or(1).max(1);
     // SAFETY: every placed row is written by the kernel before anything reads it.
     let recv_x = unsafe { Symmetric::<f32>::alloc(&world, cap * h, "recv_x") }?;
+    // SAFETY: the kernel writes each placed row's source index before anything reads it.
     let recv_src = unsafe { Symmetric::<i32>::alloc(&world, cap, "recv_src") }?;
     let mut rows = Vec::new();
     for &c in channels {

@@ -39,6 +39,8 @@ pub fn sectors_by_stride(gpu: &Gpu, strides: &[usize]) -> Result<Vec<StridePoint
         gpu.clear_trace()?;
         let mut l = stream.launch_builder(&f);
         l.arg(&x).arg(&mut sum).arg(&t).arg(&s).arg(&per);
+        // SAFETY: x holds threads × stride floats (at least threads), sum one float per thread;
+        // each of the 256 threads reads x[t × stride] and writes sum[t].
         unsafe { l.launch(LaunchConfig { grid_dim: (1, 1, 1), block_dim: (threads as u32, 1, 1), shared_mem_bytes: 0 }) }?;
         let trace = gpu.trace()?;
         let counts = trace.launches().last().and_then(|op| op.access_counts()).ok_or_else(no_counts)?;
@@ -60,6 +62,8 @@ pub fn passes_by_padding(gpu: &Gpu, pads: &[u32]) -> Result<Vec<(u32, f64)>> {
         gpu.clear_trace()?;
         let mut l = stream.launch_builder(&f);
         l.arg(&mut out).arg(&p);
+        // SAFETY: out holds one float per thread of the 1024-thread block; the kernel's 32 × 40
+        // tile fits pads up to 8, which is all the book asks (nothing here checks it).
         unsafe { l.launch(LaunchConfig { grid_dim: (1, 1, 1), block_dim: (1024, 1, 1), shared_mem_bytes: 0 }) }?;
         let trace = gpu.trace()?;
         let c = trace.launches().last().and_then(|op| op.access_counts()).ok_or_else(no_counts)?;
@@ -111,6 +115,8 @@ pub fn scan_work(gpu: &Gpu) -> Result<Vec<ScanWork>> {
         gpu.clear_trace()?;
         let mut l = stream.launch_builder(&f);
         l.arg(&x_d).arg(&mut y).arg(&mut sums).arg(&n_i);
+        // SAFETY: x_d and y hold 256 u32s, one per thread of the single 256-thread block, and
+        // sums the one block total; the kernels' shared arrays hold 1024.
         unsafe { l.launch(cfg) }?;
         if stream.clone_dtoh(&y)? != want {
             return Err(gpubook::gpu::GpuError::Driver { call: "scan_work", message: format!("{kernel} scanned wrongly") });

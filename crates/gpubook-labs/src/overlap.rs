@@ -174,11 +174,12 @@ pub fn run(gpu: &Gpu, design: Design, chunks: usize, chunk_elems: usize) -> Resu
     let n = chunks * chunk_elems;
     let module = gpu.load_module(Source::library("bench/streams.cu"))?;
     let f = module.load_function("scale_shift")?;
-    // SAFETY: filled right away (input) or by the copies back before it is read (output).
+    // SAFETY: filled right away, before any copy reads it.
     let mut input = unsafe { gpu.alloc_pinned::<f32>(n) }?;
     for (i, v) in input.as_mut_slice()?.iter_mut().enumerate() {
         *v = (i % 1024) as f32;
     }
+    // SAFETY: the downloads fill every chunk before the check reads it.
     let mut output = unsafe { gpu.alloc_pinned::<f32>(n) }?;
     let stream_count = match design {
         Design::Serial => 1,
@@ -258,6 +259,8 @@ impl Pipe<'_> {
         let n = self.chunk_elems as i32;
         let mut l = s.launch_builder(self.f);
         l.arg(x).arg(y).arg(&A).arg(&B).arg(&n);
+        // SAFETY: x and y hold chunk_elems floats and scale_shift's i < n guard keeps the
+        // covering grid inside them.
         unsafe { l.launch(self.cfg) }
     }
     fn download(&mut self, s: &Stream, i: usize, y: &Buf, out: &mut gpubook::gpu::PinnedHostSlice<f32>) -> Result<()> {
@@ -366,9 +369,10 @@ impl Duplex {
 pub fn duplex(gpu: &Gpu, bytes: usize, reps: usize) -> Result<Duplex> {
     let n = bytes / 4;
     let (origin, up, down) = (gpu.default_stream(), gpu.new_stream()?, gpu.new_stream()?);
-    // SAFETY: written right away (src) or by the copies before anyone reads it (dst).
+    // SAFETY: written right away, before any copy reads it.
     let mut src = unsafe { gpu.alloc_pinned::<f32>(n) }?;
     src.as_mut_slice()?.fill(1.0);
+    // SAFETY: only the downloads write it, and the host never reads it.
     let mut dst = unsafe { gpu.alloc_pinned::<f32>(n) }?;
     let mut a = up.alloc_zeros::<f32>(n)?;
     let b = down.alloc_zeros::<f32>(n)?;

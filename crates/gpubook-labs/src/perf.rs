@@ -261,6 +261,8 @@ impl<'g> Bench<'g> {
             result.push(self.row("coalescing", name, bytes, || {
                 let mut l = self.stream.launch_builder(&f);
                 l.arg(&in_d).arg(&index_d).arg(&mut out).arg(&rows_i).arg(&row_i);
+                // SAFETY: in_d and out hold rows × ROW floats, index `rows` in-range row numbers, and
+                // each kernel's r < rows guard stops the threads past the last row.
                 unsafe { l.launch(cfg) }
             })?);
             let got = self.stream.clone_dtoh(&out)?;
@@ -288,6 +290,8 @@ impl<'g> Bench<'g> {
             result.push(self.row("banks", name, 4 * (n + rows), || {
                 let mut l = self.stream.launch_builder(&f);
                 l.arg(&m_d).arg(&mut sums).arg(&rows_i).arg(&cols_i);
+                // SAFETY: m_d holds rows × cols floats and sums `rows`; the kernel guards every load
+                // (row < rows && col < cols) and every store (row < rows).
                 unsafe { l.launch(cfg) }
             })?);
             // Small integers: every partial sum is exact in f32.
@@ -320,6 +324,8 @@ impl<'g> Bench<'g> {
                     } else {
                         l.arg(&values_d).arg(&mut counts).arg(&n4).arg(&bins_i);
                     }
+                    // SAFETY: every value is below BINS and counts holds BINS words, as does the shared
+                    // copy; the grid-stride loops stop at n (n / 4 uint4s).
                     unsafe { l.launch(cfg(smem)) }
                 })?);
                 expect(self.stream.clone_dtoh(&counts)? == want, name)?;
@@ -353,12 +359,17 @@ impl<'g> Bench<'g> {
         result.push(self.row("scan", REDUCE_THEN_SCAN, 8 * n, || {
             let mut l = self.stream.launch_builder(&reduce);
             l.arg(&x_d).arg(&mut sums).arg(&n_i);
+            // SAFETY: x_d holds n values read in `tiles` tiles with bounds checks, and sums one word
+            // per tile.
             unsafe { l.launch(tile_cfg) }?;
             let mut l = self.stream.launch_builder(&scan_sums);
             l.arg(&mut sums).arg(&tiles_i);
+            // SAFETY: sums holds `tiles` words and the one block's loop stops at tiles.
             unsafe { l.launch(LaunchConfig { grid_dim: (1, 1, 1), block_dim: (1024, 1, 1), shared_mem_bytes: 0 }) }?;
             let mut l = self.stream.launch_builder(&scan_tiles);
             l.arg(&x_d).arg(&mut y).arg(&sums).arg(&n_i);
+            // SAFETY: x_d and y hold n values, touched with bounds checks, and sums one offset per
+            // tile.
             unsafe { l.launch(tile_cfg) }
         })?);
         expect(self.stream.clone_dtoh(&y)? == want, REDUCE_THEN_SCAN)?;
@@ -370,6 +381,8 @@ impl<'g> Bench<'g> {
             self.stream.memset_zeros(&mut status)?;
             let mut l = self.stream.launch_builder(&decoupled);
             l.arg(&x_d).arg(&mut y).arg(&mut status).arg(&n_i);
+            // SAFETY: x_d and y hold n values, touched with bounds checks, and status one zeroed
+            // word per tile plus the ticket.
             unsafe { l.launch(tile_cfg) }
         })?);
         expect(self.stream.clone_dtoh(&y)? == want, SCAN_DECOUPLED)?;
@@ -387,6 +400,8 @@ fn scan_then_add(stream: &Stream, scan: &Function, add: &Function, x: &DeviceSli
     let n_i = n as i32;
     let mut l = stream.launch_builder(scan);
     l.arg(x).arg(&mut *y).arg(&mut sums).arg(&n_i);
+    // SAFETY: x and y hold n values and sums one total per 256-thread block; the kernel's
+    // i < n guard stops the last block.
     unsafe { l.launch(cover(n)) }?;
     if blocks > 1 {
         // SAFETY: the recursive call writes every element.
@@ -394,6 +409,7 @@ fn scan_then_add(stream: &Stream, scan: &Function, add: &Function, x: &DeviceSli
         scan_then_add(stream, scan, add, &sums, &mut scanned)?;
         let mut l = stream.launch_builder(add);
         l.arg(&mut *y).arg(&scanned).arg(&n_i);
+        // SAFETY: y holds n values and scanned one offset per block; add_offsets guards i < n.
         unsafe { l.launch(cover(n)) }?;
     }
     Ok(())

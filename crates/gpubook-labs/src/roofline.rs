@@ -95,6 +95,7 @@ pub fn measure(gpu: &Gpu, config: BenchConfig) -> Result<Roofline> {
     let (ms, counted) = bench.time(|| {
         let mut l = stream.launch_builder(&add);
         l.arg(&a).arg(&b).arg(&mut c).arg(&n_i);
+        // SAFETY: a, b and c hold n floats and the kernel's i < n guard stops the last block.
         unsafe { l.launch(LaunchConfig { grid_dim: (n.div_ceil(256) as u32, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 }) }
     })?;
     points.push(RoofPoint { name: VECTOR_ADD, flops: n as f64, bytes: bytes(12 * n, counted), ms: timed(ms) });
@@ -113,6 +114,8 @@ pub fn measure(gpu: &Gpu, config: BenchConfig) -> Result<Roofline> {
         let (ms, counted) = bench.time(|| {
             let mut l = stream.launch_builder(f);
             l.arg(&a_m).arg(&b_m).arg(&mut c_m).arg(&d).arg(&d).arg(&d);
+            // SAFETY: a_m, b_m and c_m hold dim × dim floats and both kernels guard every access
+            // with row and col against dim.
             unsafe { l.launch(cfg) }
         })?;
         let flops = 2.0 * (dim * dim * dim) as f64;
@@ -128,6 +131,8 @@ pub fn measure(gpu: &Gpu, config: BenchConfig) -> Result<Roofline> {
     let (ms, counted) = bench.time(|| {
         let mut l = stream.launch_builder(&fma);
         l.arg(&mut out).arg(&iters).arg(&b_coef).arg(&c_coef);
+        // SAFETY: out holds one float per thread of the grid, the only element each thread
+        // writes.
         unsafe { l.launch(LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 }) }
     })?;
     let flops = 16.0 * iters as f64 * threads as f64;

@@ -216,8 +216,9 @@ impl ChunkPair {
         let chain = |input: &[f32], names: &[&str; 5]| -> Result<Vec<DeviceSlice<f32>>> {
             let mut bufs = vec![stream.clone_htod(input)?];
             for _ in 1..5 {
-                // Uninitialised on purpose: under a grader it is poisoned, so a step that never
-                // ran leaves NaNs where its output should be.
+                // SAFETY: the step that outputs this buffer writes all n floats before a later step reads it.
+                // Uninitialised on purpose: under a grader it is poisoned, so a step that never ran
+                // leaves NaNs where its output should be.
                 bufs.push(unsafe { stream.alloc::<f32>(n) }?);
             }
             for (b, name) in bufs.iter_mut().zip(names) {
@@ -252,6 +253,8 @@ impl ChunkPair {
         let mut launch = stream.launch_builder(&self.layer);
         launch.arg(&x).arg(&mut y).arg(&one).arg(&1.0f32).arg(&0.0f32).arg(&zero);
         let cfg = LaunchConfig { grid_dim: (1, 1, 1), ..self.compute };
+        // SAFETY: x and y hold one float each and the kernel gets n = 1, so its grid-stride loop
+        // touches element 0 only.
         unsafe { launch.launch(cfg) }?;
         match &self.comm {
             Some((f, cfg)) => comm_launch(stream, f, LaunchConfig { grid_dim: (1, 1, 1), ..*cfg }, &x, &mut y, 0),
@@ -286,6 +289,8 @@ impl ChunkPair {
         let n = self.n as i32;
         let mut launch = stream.launch_builder(&self.layer);
         launch.arg(x).arg(y).arg(&n).arg(&a).arg(&b).arg(&self.rounds);
+        // SAFETY: x and y are neighbouring buffers of one chain, n floats each, and `layer`'s
+        // grid-stride loop stops at n.
         unsafe { launch.launch(self.compute) }
     }
 

@@ -69,6 +69,8 @@ impl Kernels {
         let (t, e, gr, tg, k) = (i(tokens), i(g.experts), i(g.groups), i(g.topk_groups), i(g.topk));
         l.arg(logits).arg(bias).arg(&mut idx).arg(&mut w).arg(&t).arg(&e).arg(&gr).arg(&tg).arg(&k).arg(&g.route_scale);
         let cfg = LaunchConfig { grid_dim: (tokens.div_ceil(128) as u32, 1, 1), block_dim: (128, 1, 1), shared_mem_bytes: 0 };
+        // SAFETY: logits hold tokens × experts, idx and w tokens × topk; the kernel's t < tokens
+        // guard stops the last block, and check_for_kernels bounds experts and groups.
         unsafe { l.launch(cfg) }?;
         Ok((idx, w))
     }
@@ -94,6 +96,8 @@ impl Kernels {
         let (t, k, e, r) = (i(tokens), i(topk), i(experts), i(ranks));
         l.arg(topk_idx).arg(&mut out.num_tokens_per_rank).arg(&mut out.num_tokens_per_expert).arg(&mut out.send_pos);
         l.arg(&t).arg(&k).arg(&e).arg(&r);
+        // SAFETY: out holds ranks, experts and tokens × ranks ints, topk_idx tokens × topk; one
+        // block per rank, with shared memory for experts / ranks counters and a scan slot a thread.
         unsafe { l.launch(launch_cfg(ranks, (experts / ranks + BLOCK as usize) * 4)) }?;
         Ok(out)
     }
@@ -110,6 +114,8 @@ impl Kernels {
         let mut l = s.launch_builder(&self.notify);
         let (r_n, r) = (i(ranks), i(rank));
         l.arg(per_rank).arg(peers).arg(moved).arg(&r_n).arg(&r);
+        // SAFETY: per_rank holds ranks ints, each peer's count matrix ranks × ranks (moe::run
+        // sizes them), and moved 2 × ranks; the kernel writes only row `rank` of each matrix.
         unsafe { l.launch(launch_cfg(1, 0)) }
     }
 
@@ -132,6 +138,8 @@ impl Kernels {
         l.arg(recv.x.peers(rank)).arg(recv.topk_idx.peers(rank)).arg(recv.topk_weights.peers(rank)).arg(recv.src.peers(rank));
         let (t, h, k, e, r_n, r) = (i(c.tokens), i(c.hidden), i(c.topk), i(c.experts), i(c.ranks()), i(rank));
         l.arg(moved).arg(&t).arg(&h).arg(&k).arg(&e).arg(&r_n).arg(&r);
+        // SAFETY: the receive buffers hold `cap` slots, at least what any rank receives (summed
+        // from the count matrix), so offset + pos stays inside; shared memory holds ranks ints.
         unsafe { l.launch(launch_cfg(c.channels, c.ranks() * 4)) }
     }
 
@@ -153,6 +161,8 @@ impl Kernels {
         l.arg(rdma.x.peers(rank)).arg(rdma.meta.peers(rank)).arg(rdma.topk_weights.peers(rank)).arg(rdma.count.peers(rank));
         let (t, h, k, e, n, g, r) = (i(c.tokens), i(c.hidden), i(c.topk), i(c.experts), i(c.nodes), i(c.gpus_per_node), i(rank));
         l.arg(moved).arg(&t).arg(&h).arg(&k).arg(&e).arg(&n).arg(&g).arg(&r);
+        // SAFETY: each peer's RDMA buffers hold nodes × tokens messages, one region of `tokens`
+        // per source node, and a node sends each token at most once to a region.
         unsafe { l.launch(launch_cfg(c.channels, 0)) }
     }
 
@@ -172,6 +182,8 @@ impl Kernels {
         l.arg(recv.x.peers(rank)).arg(recv.topk_idx.peers(rank)).arg(recv.topk_weights.peers(rank)).arg(recv.src.peers(rank));
         let (t, h, k, e, n, g, r) = (i(c.tokens), i(c.hidden), i(c.topk), i(c.experts), i(c.nodes), i(c.gpus_per_node), i(rank));
         l.arg(moved).arg(&t).arg(&h).arg(&k).arg(&e).arg(&n).arg(&g).arg(&r);
+        // SAFETY: the RDMA messages read were written by dispatch_rdma, and the receive buffers
+        // hold `cap` slots, at least what any rank receives, as in `dispatch`.
         unsafe { l.launch(launch_cfg(c.channels, 0)) }
     }
 
@@ -193,6 +205,8 @@ impl Kernels {
         let mut l = s.launch_builder(&self.experts);
         let (n, h, f, k) = (i(num_recv), i(c.hidden), i(c.ffn()), i(c.topk));
         l.arg(recv.x.on(rank)).arg(recv.topk_idx.on(rank)).arg(w1).arg(w2).arg(out).arg(&n).arg(&h).arg(&f).arg(&k);
+        // SAFETY: rows 0..num_recv of recv were written by the dispatch, `out` holds cap × topk
+        // rows of hidden floats, and shared memory holds hidden + ffn floats (hidden checked).
         unsafe { l.launch(launch_cfg(num_recv, (c.hidden + c.ffn()) * 4)) }
     }
 
@@ -215,6 +229,8 @@ impl Kernels {
         l.arg(recv.topk_idx.on(rank)).arg(recv.topk_weights.on(rank)).arg(recv.src.on(rank)).arg(expert_out);
         let (n, t, h, k, r_n, r) = (i(num_recv), i(c.tokens), i(c.hidden), i(c.topk), i(c.ranks()), i(rank));
         l.arg(combine_buf.peers(rank)).arg(moved).arg(&n).arg(&t).arg(&h).arg(&k).arg(&r_n).arg(&r);
+        // SAFETY: reads rows 0..num_recv of recv and expert_out (written before), and writes row
+        // (t, rank) of the source's combine_buf, which holds tokens × ranks rows.
         unsafe { l.launch(launch_cfg(c.channels, 0)) }
     }
 
@@ -235,6 +251,8 @@ impl Kernels {
         let mut l = s.launch_builder(&self.combine_local);
         let (n, h, k) = (i(num_recv), i(c.hidden), i(c.topk));
         l.arg(recv.topk_idx.on(rank)).arg(recv.topk_weights.on(rank)).arg(expert_out).arg(partial).arg(&n).arg(&h).arg(&k);
+        // SAFETY: partial holds cap ≥ num_recv rows of hidden floats, and the grid-stride loop
+        // stops at num_recv × hidden.
         unsafe { l.launch(launch_cfg((num_recv * c.hidden).div_ceil(BLOCK as usize).min(65_535), 0)) }
     }
 
@@ -254,6 +272,8 @@ impl Kernels {
         l.arg(rdma.meta.on(rank)).arg(rdma.count.on(rank)).arg(counts).arg(partial.peers(rank)).arg(combine_buf.peers(rank));
         let (t, h, k, n, g, r) = (i(c.tokens), i(c.hidden), i(c.topk), i(c.nodes), i(c.gpus_per_node), i(rank));
         l.arg(moved).arg(&t).arg(&h).arg(&k).arg(&n).arg(&g).arg(&r);
+        // SAFETY: the messages and counts were written by the dispatch, and each peer's
+        // combine_buf holds tokens × nodes rows of hidden floats, one per route.
         unsafe { l.launch(launch_cfg(c.channels, 0)) }
     }
 
@@ -269,6 +289,8 @@ impl Kernels {
         let mut l = s.launch_builder(&self.combine_reduce);
         let (t, h, r_n, g) = (i(c.tokens), i(c.hidden), i(c.ranks()), i(group));
         l.arg(combine_buf).arg(send_pos).arg(out).arg(&t).arg(&h).arg(&r_n).arg(&g);
+        // SAFETY: combine_buf holds tokens × routes rows of hidden floats, send_pos tokens ×
+        // ranks and out tokens × hidden; the grid-stride loop stops at tokens × hidden.
         unsafe { l.launch(launch_cfg((c.tokens * c.hidden).div_ceil(BLOCK as usize).min(65_535), 0)) }
     }
 }

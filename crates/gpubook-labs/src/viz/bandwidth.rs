@@ -53,6 +53,7 @@ pub fn measure_bandwidth(gpu: &Gpu, sizes: &[usize], reps: usize) -> Result<Vec<
         let n = bytes / 4;
         let pageable = vec![1.0f32; n];
         let mut pageable_back = vec![0.0f32; n];
+        // SAFETY: filled just below, before any copy reads it.
         let mut pinned = unsafe { gpu.alloc_pinned::<f32>(n) }?;
         pinned.as_mut_slice()?.fill(1.0);
         let mut device = stream.alloc_zeros::<f32>(n)?;

@@ -98,8 +98,10 @@ impl ThreadMap {
         let stream = gpu.default_stream();
         let module = gpu.load_module(Source::library("viz/thread_map.cu"))?;
         let f = module.load_function(pattern.kernel())?;
-        // -1 everywhere (all bits set), so what no thread wrote stays recognisable.
+        // SAFETY: set to -1 everywhere (all bits set) just below, before the kernel runs,
+        // so what no thread wrote stays recognisable.
         let mut block_of = unsafe { stream.alloc::<i32>(n) }?;
+        // SAFETY: also set to -1 just below.
         let mut thread_of = unsafe { stream.alloc::<i32>(n) }?;
         stream.memset_bytes(&mut block_of, 0xFF)?;
         stream.memset_bytes(&mut thread_of, 0xFF)?;
@@ -107,6 +109,8 @@ impl ThreadMap {
         let cfg = LaunchConfig { grid_dim: (grid.0, grid.1, 1), block_dim: (block.0, block.1, 1), shared_mem_bytes: 0 };
         let mut launch = stream.launch_builder(&f);
         launch.arg(&mut block_of).arg(&mut thread_of).arg(&rows_i).arg(&cols_i);
+        // SAFETY: block_of and thread_of hold rows × cols ints, and each pattern's guard
+        // (i < cols, or row < rows && col < cols) keeps threads inside them.
         unsafe { launch.launch(cfg) }?;
         let (blocks, threads) = (stream.clone_dtoh(&block_of)?, stream.clone_dtoh(&thread_of)?);
         let owners = blocks

@@ -21,11 +21,15 @@ pub fn overlap_demo(gpu: &Gpu, streams: usize, chunks: usize, n: usize) -> Resul
     let mut pieces = Vec::new();
     for c in 0..chunks.max(1) {
         let s = &streams[c % streams.len()];
+        // SAFETY: filled just below, before any copy reads it.
         let mut a = unsafe { gpu.alloc_pinned::<f32>(len) }?;
+        // SAFETY: filled just below, before any copy reads it.
         let mut b = unsafe { gpu.alloc_pinned::<f32>(len) }?;
         a.as_mut_slice()?.fill(1.0);
         b.as_mut_slice()?.fill(2.0);
+        // SAFETY: only the download writes it, and the host never reads it.
         let out = unsafe { gpu.alloc_pinned::<f32>(len) }?;
+        // SAFETY: the uploads fill the first two, the kernel the third, before anything reads them.
         let dev = unsafe { (s.alloc::<f32>(len)?, s.alloc::<f32>(len)?, s.alloc::<f32>(len)?) };
         pieces.push((s.clone(), a, b, out, dev));
     }
@@ -38,6 +42,8 @@ pub fn overlap_demo(gpu: &Gpu, streams: usize, chunks: usize, n: usize) -> Resul
         s.memcpy_htod(b, b_d)?;
         let mut launch = s.launch_builder(&f);
         launch.arg(&*a_d).arg(&*b_d).arg(&mut *c_d).arg(&n_i);
+        // SAFETY: a_d, b_d and c_d hold len floats and the kernel's i < n guard keeps the
+        // covering grid inside them.
         unsafe { launch.launch(cfg) }?;
         s.memcpy_dtoh(&*c_d, out)?;
     }

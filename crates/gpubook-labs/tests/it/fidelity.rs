@@ -128,11 +128,15 @@ fn streams_and_events(gpu: &Gpu) -> Result<()> {
     let mut c = main.alloc_zeros::<f32>(n as usize)?;
     let start = main.record_event()?;
     let (one, ten) = (1.0f32, 10.0f32);
+    // SAFETY: a holds n floats and fill's i < n guard keeps the covering grid inside it.
     unsafe { s1.launch_builder(&fill).arg(&mut a).arg(&one).arg(&n).launch(cfg) }?;
+    // SAFETY: b holds n floats and fill's i < n guard keeps the covering grid inside it.
     unsafe { s2.launch_builder(&fill).arg(&mut b).arg(&ten).arg(&n).launch(cfg) }?;
     let (done1, done2) = (s1.record_event()?, s2.record_event()?);
     main.wait(&done1)?;
     main.wait(&done2)?;
+    // SAFETY: a, b and c hold n floats, the guard keeps threads inside, and the waits order
+    // the add after both fills.
     unsafe { main.launch_builder(&add).arg(&a).arg(&b).arg(&mut c).arg(&n).launch(cfg) }?;
     let end = main.record_event()?;
     end.synchronize()?;

@@ -28,6 +28,8 @@ const MIN_DRIVER: i32 = 12000;
 /// the number of devices.
 pub fn probe() -> Result<usize> {
     let fix_driver = "install the NVIDIA driver (or run on the CPU emulator: GPUBOOK_BACKEND=emu)";
+    // SAFETY: only tries to dlopen libcuda (running its initialisers, as any driver use
+    // would) and calls nothing in it.
     if !unsafe { sys::is_culib_present() } {
         return Err(GpuError::Unavailable {
             backend: "cuda",
@@ -70,12 +72,15 @@ pub fn probe() -> Result<usize> {
 
 pub fn driver_version() -> Option<i32> {
     let mut v = 0;
+    // SAFETY: cuDriverGetVersion writes one int through `&mut v`, a live local (a missing
+    // libcuda makes cudarc's loader panic, not misbehave).
     let r = unsafe { sys::cuDriverGetVersion(&mut v) };
     (r == sys::CUresult::CUDA_SUCCESS).then_some(v)
 }
 
 /// Checks that NVRTC loads; returns its version.
 pub fn probe_nvrtc() -> Result<(i32, i32)> {
+    // SAFETY: only tries to dlopen libnvrtc and calls nothing in it.
     if !unsafe { cudarc::nvrtc::sys::is_culib_present() } {
         return Err(GpuError::Unavailable {
             backend: "cuda",
@@ -85,6 +90,8 @@ pub fn probe_nvrtc() -> Result<(i32, i32)> {
     }
     std::panic::catch_unwind(|| {
         let (mut a, mut b) = (0, 0);
+        // SAFETY: nvrtcVersion writes two ints through pointers to live locals; a missing
+        // symbol panics in cudarc's loader, caught here.
         unsafe { cudarc::nvrtc::sys::nvrtcVersion(&mut a, &mut b) };
         (a, b)
     })
@@ -126,8 +133,9 @@ impl CudaBackend {
         probe()?;
         let nvrtc = probe_nvrtc().ok();
         let ctx = drv("cuCtxCreate", CudaContext::new(ordinal))?;
-        // gpubook orders work across streams itself (and can check it); cudarc's own tracking
-        // would only add events we do not use.
+        // SAFETY: gpubook orders work across streams itself (the order tracker waits on
+        // events; a free waits for every stream's use) and allocates through result::,
+        // not CudaSlice; cudarc's own tracking would only add events we do not use.
         unsafe { ctx.disable_event_tracking() };
         let attr = |a| ctx.attribute(a).unwrap_or(0);
         use sys::CUdevice_attribute as A;
@@ -232,6 +240,8 @@ impl Backend for CudaBackend {
         let s = self.stream(stream)?;
         // cudaMalloc of 0 bytes is legal; keep one byte so every buffer has a distinct address.
         let bytes = bytes.max(1);
+        // SAFETY: `s` is a live stream of the bound context; the bytes start unset, which
+        // `Stream::alloc`'s callers accept, and other streams reach them only after event waits.
         let r = unsafe { if self.ctx.has_async_alloc() { result::malloc_async(s.cu_stream(), bytes) } else { result::malloc_sync(bytes) } };
         r.map_err(|e| {
             if e.0 == sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY {
@@ -245,6 +255,8 @@ impl Backend for CudaBackend {
 
     fn free(&self, stream: StreamId, addr: u64) -> Result<()> {
         let s = self.stream(stream)?;
+        // SAFETY: `addr` came from `alloc` on this stream (the same has_async_alloc choice) and
+        // is freed once, by its DeviceSlice, after every stream's use of it (`free_buffer`).
         unsafe {
             if self.ctx.has_async_alloc() {
                 drv("cuMemFreeAsync", result::free_async(addr, s.cu_stream()))
@@ -256,23 +268,34 @@ impl Backend for CudaBackend {
 
     unsafe fn copy_htod(&self, stream: StreamId, dst: u64, src: *const u8, bytes: usize, _m: HostMem) -> Result<()> {
         let s = self.stream(stream)?;
+        // SAFETY: the caller passes `bytes` readable bytes at `src` (Backend::copy_htod).
         let src = unsafe { std::slice::from_raw_parts(src, bytes) };
+        // SAFETY: `dst` is a live allocation of at least `bytes` (the API checked the lengths),
+        // and `src` stays valid until the copy completes: the caller's contract.
         drv("cuMemcpyHtoDAsync", unsafe { result::memcpy_htod_async(dst, src, s.cu_stream()) })
     }
 
     unsafe fn copy_dtoh(&self, stream: StreamId, dst: *mut u8, src: u64, bytes: usize, _m: HostMem) -> Result<()> {
         let s = self.stream(stream)?;
+        // SAFETY: the caller passes `bytes` writable bytes at `dst` that nothing else reads or
+        // writes until the copy completes (Backend::copy_dtoh).
         let dst = unsafe { std::slice::from_raw_parts_mut(dst, bytes) };
+        // SAFETY: `src` is a live allocation of at least `bytes` (the API checked the lengths),
+        // and `dst` stays valid and unread until the copy completes: the caller's contract.
         drv("cuMemcpyDtoHAsync", unsafe { result::memcpy_dtoh_async(dst, src, s.cu_stream()) })
     }
 
     fn copy_dtod(&self, stream: StreamId, dst: u64, src: u64, bytes: usize) -> Result<()> {
         let s = self.stream(stream)?;
+        // SAFETY: both are live allocations of at least `bytes` (same_len checked them); other
+        // streams' uses are ordered before this one by event waits.
         drv("cuMemcpyDtoDAsync", unsafe { result::memcpy_dtod_async(dst, src, bytes, s.cu_stream()) })
     }
 
     fn memset(&self, stream: StreamId, dst: u64, byte: u8, bytes: usize) -> Result<()> {
         let s = self.stream(stream)?;
+        // SAFETY: `dst` is a live allocation of at least `bytes`: the API passes the buffer's
+        // own size.
         drv("cuMemsetD8Async", unsafe { result::memset_d8_async(dst, byte, bytes, s.cu_stream()) })
     }
 
@@ -330,6 +353,9 @@ impl Backend for CudaBackend {
         let mut params: Vec<*mut c_void> = l.args.iter().map(|a| a.as_ptr() as *mut c_void).collect();
         let g = (l.grid[0], l.grid[1], l.grid[2]);
         let b = (l.block[0], l.block[1], l.block[2]);
+        // SAFETY: `f` keeps its module loaded, and `params` points at each argument's bytes,
+        // which `l` holds for the call; the caller of the unsafe `LaunchArgs::launch`
+        // vouches for what the kernel does with them.
         drv("cuLaunchKernel", unsafe { result::launch_kernel(f.cu_function(), g, b, l.shared_mem_bytes, s.cu_stream(), &mut params) })?;
         Ok(None) // a GPU counts nothing for us
     }
@@ -375,21 +401,30 @@ impl Backend for CudaBackend {
 
     fn alloc_pinned(&self, bytes: usize) -> Result<*mut u8> {
         self.bind()?;
+        // SAFETY: a fresh allocation of at least one byte; it is unset, and `alloc_pinned`
+        // (unsafe) leaves it to its caller to write before reading.
         let p = drv("cuMemHostAlloc", unsafe { result::malloc_host(bytes.max(1), 0) })?;
         Ok(p as *mut u8)
     }
 
     unsafe fn free_pinned(&self, ptr: *mut u8, _bytes: usize) {
         let _ = self.bind();
+        // SAFETY: `ptr` came from `alloc_pinned` (malloc_host) and is no longer used: the
+        // caller's contract.
         let _ = unsafe { result::free_host(ptr as *mut c_void) };
     }
 
     fn alloc_mapped(&self, bytes: usize, _elem: usize, _label: &str) -> Result<(*mut u8, u64)> {
         self.bind()?;
+        // SAFETY: a fresh allocation of at least one byte; `Gpu::alloc_mapped` zeroes it before
+        // anyone reads it.
         let host = drv("cuMemHostAlloc", unsafe { result::malloc_host(bytes.max(1), sys::CU_MEMHOSTALLOC_DEVICEMAP) })?;
         let mut dev: sys::CUdeviceptr = 0;
-        // With unified addressing (every 64-bit platform CUDA supports) this is the host address.
+        // SAFETY: `host` was just allocated with CU_MEMHOSTALLOC_DEVICEMAP and `dev` is a live
+        // local for the answer. With unified addressing (every 64-bit platform CUDA
+        // supports) this is the host address.
         if let Err(e) = unsafe { sys::cuMemHostGetDevicePointer_v2(&mut dev, host, 0) }.result() {
+            // SAFETY: `host` came from malloc_host just above and nothing else holds it.
             let _ = unsafe { result::free_host(host) };
             return Err(GpuError::driver("cuMemHostGetDevicePointer", e));
         }
@@ -398,6 +433,8 @@ impl Backend for CudaBackend {
 
     unsafe fn free_mapped(&self, host: *mut u8, _dev: u64) {
         let _ = self.bind();
+        // SAFETY: `host` came from `alloc_mapped` (malloc_host) and is no longer used: the
+        // caller's contract.
         let _ = unsafe { result::free_host(host as *mut c_void) };
     }
 
@@ -498,28 +535,38 @@ fn nvrtc_compile(source: &KernelSource, options: &[String], exprs: &[String]) ->
     struct Program(nvs::nvrtcProgram);
     impl Drop for Program {
         fn drop(&mut self) {
+            // SAFETY: the program came from create_program and this, its only owner, destroys it
+            // once.
             let _ = unsafe { nv::destroy_program(self.0) };
         }
     }
     let prog = Program(prog);
     let exprs_c: Vec<CString> = exprs.iter().map(|e| CString::new(e.as_bytes()).expect("a name has no NUL")).collect();
     for e in &exprs_c {
+        // SAFETY: `prog` is live and `e` is a NUL-terminated string that outlives the call.
         unsafe { nvs::nvrtcAddNameExpression(prog.0, e.as_ptr()) }.result().map_err(|e| fail("nvrtcAddNameExpression", e))?;
     }
+    // SAFETY: `prog` is a live program that nothing else uses.
     if unsafe { nv::compile_program(prog.0, options) }.is_err() {
+        // SAFETY: `prog` is live; its log is copied out before it goes.
         let log = unsafe { nv::get_program_log(prog.0) }.map(|l| c_chars_to_string(&l)).unwrap_or_default();
         return Err(nvrtc_error(source, log));
     }
+    // SAFETY: `prog` is live; its log is copied out before it goes.
     let warned = match unsafe { nv::get_program_log(prog.0) } {
         Ok(log) => super::warnings::nvrtc_findings(&c_chars_to_string(&log)),
         Err(_) => Vec::new(),
     };
+    // SAFETY: `prog` is live and compiled; the PTX is copied out before it goes.
     let ptx = unsafe { nv::get_ptx(prog.0) }.map_err(|e| fail("nvrtcGetPTX", e))?;
     let mut lowered = Vec::new();
     for (expr, c) in exprs.iter().zip(&exprs_c) {
         let mut out: *const std::ffi::c_char = std::ptr::null();
+        // SAFETY: `c` was added as a name expression before compiling, and `out` is a live
+        // local for the answer.
         unsafe { nvs::nvrtcGetLoweredName(prog.0, c.as_ptr(), &mut out) }.result().map_err(|e| fail("nvrtcGetLoweredName", e))?;
-        // The string belongs to the program: copy it before the program goes.
+        // SAFETY: NVRTC pointed `out` at a NUL-terminated string that belongs to the program,
+        // still alive: copy it before the program goes.
         lowered.push((expr.clone(), unsafe { CStr::from_ptr(out) }.to_string_lossy().into_owned()));
     }
     Ok((Ptx::from_src(c_chars_to_string(&ptx)), lowered, warned))
@@ -552,8 +599,11 @@ impl BackendFunction for CudaFunction {
         // The device of the function's context (resources() makes it current).
         let most = self.resources().ok().and_then(|_| {
             let mut dev: sys::CUdevice = 0;
+            // SAFETY: writes one CUdevice through a pointer to a live local; `resources()` made the
+            // function's context current.
             unsafe { sys::cuCtxGetDevice(&mut dev) }.result().ok()?;
             let a = sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN;
+            // SAFETY: `dev` is a device the driver itself just reported (cuCtxGetDevice).
             unsafe { result::device::get_attribute(dev, a) }.ok()
         });
         (most.unwrap_or(0) as u32).max(SHARED_MEM_PER_BLOCK)

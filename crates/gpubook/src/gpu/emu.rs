@@ -235,6 +235,8 @@ impl Backend for EmuBackend {
     }
 
     unsafe fn copy_htod(&self, stream: StreamId, dst: u64, src: *const u8, bytes: usize, mem: HostMem) -> Result<()> {
+        // SAFETY: the caller passes `bytes` readable bytes at `src` (Backend::copy_htod), and
+        // the emulator copies them before returning.
         let src = unsafe { std::slice::from_raw_parts(src, bytes) };
         self.dev.write(dst, src).map_err(emu_error)?;
         self.tl().run(stream, Engine::CopyUp, copy_us(bytes, mem), mem == HostMem::Pageable);
@@ -242,6 +244,8 @@ impl Backend for EmuBackend {
     }
 
     unsafe fn copy_dtoh(&self, stream: StreamId, dst: *mut u8, src: u64, bytes: usize, mem: HostMem) -> Result<()> {
+        // SAFETY: the caller passes `bytes` writable bytes at `dst` that nothing else touches
+        // until the copy completes (Backend::copy_dtoh); the emulator copies before returning.
         let dst = unsafe { std::slice::from_raw_parts_mut(dst, bytes) };
         self.dev.read(src, dst).map_err(emu_error)?;
         self.tl().run(stream, Engine::CopyDown, copy_us(bytes, mem), mem == HostMem::Pageable);
@@ -327,6 +331,8 @@ impl Backend for EmuBackend {
     }
 
     unsafe fn free_pinned(&self, ptr: *mut u8, bytes: usize) {
+        // SAFETY: `ptr` came from `alloc_pinned` with the same `bytes`, so the same layout, and
+        // is no longer used: the caller's contract.
         unsafe { std::alloc::dealloc(ptr, pinned_layout(bytes)) };
     }
 

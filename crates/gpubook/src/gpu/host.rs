@@ -152,6 +152,8 @@ pub struct PinnedHostSlice<T: DeviceRepr> {
 
 // SAFETY: the memory is owned by this value; access goes through &self / &mut self.
 unsafe impl<T: DeviceRepr> Send for PinnedHostSlice<T> {}
+// SAFETY: `&self` only reads the memory (`as_slice` waits for copies into it first) or
+// lends it to copies that read it; writing needs `&mut self`.
 unsafe impl<T: DeviceRepr> Sync for PinnedHostSlice<T> {}
 
 impl<T: DeviceRepr> PinnedHostSlice<T> {
@@ -167,11 +169,15 @@ impl<T: DeviceRepr> PinnedHostSlice<T> {
     /// Waits for the last copy that used this buffer, then reads it.
     pub fn as_slice(&self) -> Result<&[T]> {
         self.wait()?;
+        // SAFETY: `ptr` holds `len` values while `self` lives, the copies into it are done
+        // (`wait`), and `&self` lets nothing write it; `alloc_pinned`'s caller wrote them first.
         Ok(unsafe { std::slice::from_raw_parts(self.ptr, self.len) })
     }
     /// Waits for the last copy that used this buffer, then lends it for writing.
     pub fn as_mut_slice(&mut self) -> Result<&mut [T]> {
         self.wait()?;
+        // SAFETY: as in `as_slice`; the copies from it are done too, and `&mut self` makes this
+        // the only access.
         Ok(unsafe { std::slice::from_raw_parts_mut(self.ptr, self.len) })
     }
     fn wait(&self) -> Result<()> {
@@ -268,6 +274,8 @@ impl<T: DeviceRepr> HostSliceMut<T> for PinnedHostSlice<T> {
 impl<T: DeviceRepr> Drop for PinnedHostSlice<T> {
     fn drop(&mut self) {
         let _ = self.wait();
+        // SAFETY: `ptr` came from this backend's alloc_pinned with these bytes, the copies that
+        // used it are done (`wait`), and nothing uses it after drop.
         unsafe { self.gpu.backend.free_pinned(self.ptr as *mut u8, self.len * std::mem::size_of::<T>()) };
     }
 }

@@ -34,6 +34,8 @@ pub struct MappedHostSlice<T: DeviceRepr> {
 
 // SAFETY: the memory is owned by this value; host access goes through &self / &mut self.
 unsafe impl<T: DeviceRepr> Send for MappedHostSlice<T> {}
+// SAFETY: `&self` only reads the memory (`as_slice`, after the device's writers finish);
+// writing it, from the host or a kernel, needs `&mut self`.
 unsafe impl<T: DeviceRepr> Sync for MappedHostSlice<T> {}
 
 impl Gpu {

@@ -20,6 +20,7 @@
 //! let cfg = LaunchConfig { grid_dim: (1, 1, 1), block_dim: (32, 1, 1), shared_mem_bytes: 0 };
 //! let mut launch = stream.launch_builder(&f);
 //! launch.arg(&a).arg(&b).arg(&mut c).arg(&n);
+//! // SAFETY: a, b and c hold 3 floats and the kernel's i < n guard keeps the 32 threads inside them.
 //! unsafe { launch.launch(cfg) }?;
 //! assert_eq!(stream.clone_dtoh(&c)?, vec![11.0, 22.0, 33.0]);
 //! # Ok(()) }

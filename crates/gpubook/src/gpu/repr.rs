@@ -15,6 +15,8 @@ pub unsafe trait DeviceRepr: Copy + Send + Sync + 'static {
 macro_rules! device_repr {
     ($($t:ty => [$($c:literal),*];)*) => {
         $(
+            // SAFETY: each scalar is plain data: no padding, every bit pattern valid, and the C
+            // names listed have its size on the LP64 targets CUDA supports.
             unsafe impl DeviceRepr for $t {
                 const C_NAMES: &'static [&'static str] = &[$($c),*];
                 const RUST_NAME: &'static str = stringify!($t);
@@ -122,6 +124,8 @@ pub mod vector {
             #[repr(C, align($align))]
             #[derive(Debug, Clone, Copy, Default, PartialEq)]
             pub struct $name { $(pub $f: $t),+ }
+            // SAFETY: repr(C) over fields of one plain type, aligned to exactly the struct's size
+            // as CUDA aligns `$c`: no padding, and every bit pattern is valid.
             unsafe impl DeviceRepr for $name {
                 const C_NAMES: &'static [&'static str] = &[$c];
                 const RUST_NAME: &'static str = stringify!($name);

@@ -78,6 +78,7 @@ impl Stream {
 
     /// Allocates `len` zeroed values (`cudaMallocAsync` + `cudaMemsetAsync`).
     pub fn alloc_zeros<T: DeviceRepr>(&self, len: usize) -> Result<DeviceSlice<T>> {
+        // SAFETY: memset_zeros writes every byte before the slice is returned.
         let mut s = unsafe { self.alloc::<T>(len) }?;
         self.memset_zeros(&mut s)?;
         Ok(s)
@@ -86,6 +87,7 @@ impl Stream {
     /// Allocates a device copy of host data (`cudaMalloc` + `cudaMemcpy(HostToDevice)`).
     pub fn clone_htod<T: DeviceRepr, Src: HostSlice<T> + ?Sized>(&self, src: &Src) -> Result<DeviceSlice<T>> {
         let (_, len, _) = src.host_ptr();
+        // SAFETY: memcpy_htod fills all `len` values from `src` before the slice is returned.
         let mut dst = unsafe { self.alloc::<T>(len) }?;
         self.memcpy_htod(src, &mut dst)?;
         Ok(dst)
@@ -108,6 +110,8 @@ impl Stream {
         let access = [access(&d, true)];
         self.gpu
             .inner
+            // SAFETY: `ptr` holds `bytes` bytes (same_len matched the lengths) and stays valid until
+            // the copy completes: a pageable copy is done on return, a pinned source's Pending waits.
             .run_op(self.id, kind, "memcpy_htod", &access, |b| unsafe { b.copy_htod(self.id, d.addr, ptr as *const u8, bytes, mem) })?;
         if let Some(p) = src.pending() {
             p.track(&self.gpu.inner, self.id)?;
@@ -134,6 +138,8 @@ impl Stream {
         let (pinned, host) = (host_mem_pinned(mem), Some(ptr as u64));
         let kind = OpKind::Copy { dir: CopyDir::DeviceToHost, bytes, pinned, src: Some(s.buffer), dst: None, digest: None, host };
         let access = [access(&s, false)];
+        // SAFETY: `ptr` holds `bytes` writable bytes (same_len matched the lengths), borrowed
+        // mutably here; a pageable copy is done before return, a pinned one's Pending waits.
         self.gpu.inner.run_op(self.id, kind, "memcpy_dtoh", &access, |b| unsafe { b.copy_dtoh(self.id, ptr, s.addr, bytes, mem) })?;
         match dst.pending() {
             Some(p) => {
@@ -189,6 +195,7 @@ impl Stream {
 
     /// A new allocation holding a copy of `src`.
     pub fn clone_dtod<T: DeviceRepr, Src: DevicePtr<T>>(&self, src: &Src) -> Result<DeviceSlice<T>> {
+        // SAFETY: memcpy_dtod fills all of it from `src` before the slice is returned.
         let mut dst = unsafe { self.alloc::<T>(src.len()) }?;
         self.memcpy_dtod(src, &mut dst)?;
         Ok(dst)

@@ -25,6 +25,8 @@ fn the_trace_carries_each_launchs_access_counts() {
     let n_i = n as i32;
     let mut l = s.launch_builder(&f);
     l.arg(&a).arg(&b).arg(&mut c).arg(&n_i);
+    // SAFETY: a, b and c hold n × n floats (n = 64, a multiple of TILE), exactly what the
+    // 4 × 4 grid of 16 × 16 blocks indexes.
     unsafe { l.launch(cfg) }.unwrap();
     assert!(s.clone_dtoh(&c).unwrap().iter().all(|&v| v == 128.0));
     let trace = gpu.trace().unwrap();
@@ -48,6 +50,8 @@ fn the_trace_carries_each_launchs_access_counts() {
     let mut y = s.alloc_zeros::<f32>(32).unwrap();
     let mut l = s.launch_builder(&f);
     l.arg(&x).arg(&mut y).arg(&32i32);
+    // SAFETY: x and y hold 32 floats and the kernel's i < n (32) guard keeps the 32
+    // threads inside them.
     unsafe { l.launch(LaunchConfig { grid_dim: (1, 1, 1), block_dim: (32, 1, 1), shared_mem_bytes: 0 }) }.unwrap();
     assert!(fast.trace().unwrap().launches().last().unwrap().access_counts().is_none());
 }
@@ -69,6 +73,8 @@ fn persistent_kernels_on_any_backend() {
     let chunks_i = chunks as i32;
     let mut l = s.launch_builder(&f);
     l.arg(&inp).arg(&mut out).arg(&mut slots).arg(&mut head).arg(&mut tail).arg(&chunks_i);
+    // SAFETY: inp and out hold chunks × 32 floats, slots 4 × 32, head and tail one u32 each:
+    // all `ring` indexes with 32-thread blocks.
     unsafe { l.launch(LaunchConfig { grid_dim: (2, 1, 1), block_dim: (32, 1, 1), shared_mem_bytes: 0 }) }.unwrap();
     let got = s.clone_dtoh(&out).unwrap();
     assert!(got.iter().zip(&input).all(|(g, x)| *g == 2.0 * x), "ring on {}: {:?}", gpu.backend(), &got[..8]);
@@ -82,6 +88,8 @@ fn persistent_kernels_on_any_backend() {
     let f = m.load_function("grid_barrier").unwrap();
     let mut l = s.launch_builder(&f);
     l.arg(&mut data).arg(&mut out).arg(&mut arrived);
+    // SAFETY: data and out hold one float per thread (blocks × 64) and arrived one u32; at
+    // most 64 blocks, all resident at once, so the barrier cannot hang.
     unsafe { l.launch(LaunchConfig { grid_dim: (blocks as u32, 1, 1), block_dim: (64, 1, 1), shared_mem_bytes: 0 }) }.unwrap();
     let got = s.clone_dtoh(&out).unwrap();
     assert!((0..n).all(|i| got[i] == ((i + 64) % n) as f32), "grid barrier on {}", gpu.backend());

@@ -77,6 +77,8 @@ fn device_to_device_copies_memset_and_views() {
         let n = 32i32;
         let mut l = s.launch_builder(&iota);
         l.arg(&mut *half).arg(&n);
+        // SAFETY: each half is a 32-int view, and iota's i < n (32) guard keeps the 32-thread
+        // block inside it.
         unsafe { l.launch(cfg1d(32, 32)) }.unwrap();
     }
     let expect: Vec<i32> = (0..32).chain(0..32).collect();
@@ -100,11 +102,14 @@ fn kernels_1d_2d_and_shared_memory() {
     let a: Vec<f32> = (0..n).map(|i| i as f32).collect();
     let b: Vec<f32> = (0..n).map(|i| 2.0 * i as f32).collect();
     let (a_d, b_d) = (s.clone_htod(&a).unwrap(), s.clone_htod(&b).unwrap());
+    // SAFETY: vector_add writes all n values just below, before anything reads them.
     let mut c_d = unsafe { s.alloc::<f32>(n) }.unwrap();
     let add = m.load_function("vector_add").unwrap();
     let n_i = n as i32;
     let mut l = s.launch_builder(&add);
     l.arg(&a_d).arg(&b_d).arg(&mut c_d).arg(&n_i);
+    // SAFETY: a_d, b_d and c_d hold n floats and vector_add's i < n guard keeps every thread
+    // inside them.
     unsafe { l.launch(cfg1d(n, 256)) }.unwrap();
     assert_eq!(s.clone_dtoh(&c_d).unwrap(), (0..n).map(|i| 3.0 * i as f32).collect::<Vec<_>>());
 
@@ -113,6 +118,7 @@ fn kernels_1d_2d_and_shared_memory() {
     let k = 0.5f32;
     let mut l = s.launch_builder(&scale);
     l.arg(&a_d).arg(&mut c_d).arg(&k).arg(&n_i);
+    // SAFETY: a_d and c_d hold n floats and scale's grid-stride loop stops at n.
     unsafe { l.launch(LaunchConfig { grid_dim: (3, 1, 1), block_dim: (128, 1, 1), shared_mem_bytes: 0 }) }.unwrap();
     assert_eq!(s.clone_dtoh(&c_d).unwrap(), (0..n).map(|i| 0.5 * i as f32).collect::<Vec<_>>());
 
@@ -122,6 +128,8 @@ fn kernels_1d_2d_and_shared_memory() {
     let coords = m.load_function("coords").unwrap();
     let mut l = s.launch_builder(&coords);
     l.arg(&mut out).arg(&w).arg(&h);
+    // SAFETY: out holds w × h ints and the x < w && y < h guard keeps the 48 × 24 threads
+    // inside it.
     unsafe { l.launch(LaunchConfig { grid_dim: (3, 3, 1), block_dim: (16, 8, 1), shared_mem_bytes: 0 }) }.unwrap();
     let got = s.clone_dtoh(&out).unwrap();
     for y in 0..h {
@@ -138,6 +146,8 @@ fn kernels_1d_2d_and_shared_memory() {
     let bs = m.load_function("block_sum").unwrap();
     let mut l = s.launch_builder(&bs);
     l.arg(&in_d).arg(&mut sums);
+    // SAFETY: in_d holds 128 ints per block and sums one per block; the 128 × 4 bytes of
+    // dynamic shared memory hold one int per thread.
     unsafe { l.launch(LaunchConfig { grid_dim: (blocks as u32, 1, 1), block_dim: (128, 1, 1), shared_mem_bytes: 128 * 4 }) }.unwrap();
     let expect: Vec<i32> = input.chunks(128).map(|c| c.iter().sum()).collect();
     assert_eq!(s.clone_dtoh(&sums).unwrap(), expect);
@@ -148,6 +158,7 @@ fn kernels_1d_2d_and_shared_memory() {
     let two = 2u64;
     let mut l = s.launch_builder(&add_one);
     l.arg(&mut big).arg(&two);
+    // SAFETY: big holds 2 u64s and add_one's i < n (2) guard keeps the 32 threads inside it.
     unsafe { l.launch(cfg1d(2, 32)) }.unwrap();
     assert_eq!(s.clone_dtoh(&big).unwrap(), vec![u64::MAX, 42]);
 }
@@ -164,23 +175,31 @@ fn wrong_arguments_and_configs_are_typed_errors() {
 
     let mut l = s.launch_builder(&add);
     l.arg(&a).arg(&a).arg(&mut c);
+    // SAFETY: the argument check refuses this launch (the test expects it), so no kernel
+    // runs.
     let e = unsafe { l.launch(cfg1d(4, 32)) }.unwrap_err();
     assert!(matches!(e, GpuError::Arguments { .. }) && e.to_string().contains("takes 4 arguments"), "{e}");
 
     let n64 = 4usize;
     let mut l = s.launch_builder(&add);
     l.arg(&a).arg(&a).arg(&mut c).arg(&n64);
+    // SAFETY: the argument check refuses this launch (the test expects it), so no kernel
+    // runs.
     let e = unsafe { l.launch(cfg1d(4, 32)) }.unwrap_err();
     assert!(e.to_string().contains("is a int, but a usize (8 bytes)"), "{e}");
 
     let ints = s.alloc_zeros::<i32>(4).unwrap();
     let mut l = s.launch_builder(&add);
     l.arg(&a).arg(&ints).arg(&mut c).arg(&n);
+    // SAFETY: the argument check refuses this launch (the test expects it), so no kernel
+    // runs.
     let e = unsafe { l.launch(cfg1d(4, 32)) }.unwrap_err();
     assert!(e.to_string().contains("points to float, but `buffer"), "{e}");
 
     let mut l = s.launch_builder(&add);
     l.arg(&a).arg(&n).arg(&mut c).arg(&n);
+    // SAFETY: the argument check refuses this launch (the test expects it), so no kernel
+    // runs.
     let e = unsafe { l.launch(cfg1d(4, 32)) }.unwrap_err();
     assert!(e.to_string().contains("is a pointer, but a value of type i32"), "{e}");
 
@@ -192,6 +211,8 @@ fn wrong_arguments_and_configs_are_typed_errors() {
     ] {
         let mut l = s.launch_builder(&add);
         l.arg(&a).arg(&a).arg(&mut c).arg(&n);
+        // SAFETY: the configuration check refuses this launch (the test expects it), so no
+        // kernel runs.
         let e = unsafe { l.launch(cfg) }.unwrap_err();
         assert!(matches!(e, GpuError::LaunchConfig { .. }) && e.to_string().contains(says), "{e}");
     }
@@ -224,6 +245,7 @@ fn events_time_work_and_order_two_streams() {
     let (n_i, rounds) = (n as i32, 200i32);
     let mut l = s1.launch_builder(&busy);
     l.arg(&mut data).arg(&n_i).arg(&rounds);
+    // SAFETY: data holds n floats and busy's i < n guard keeps every thread inside it.
     unsafe { l.launch(cfg1d(n, 256)) }.unwrap();
     let done = s1.record_event().unwrap();
     let ms = start.elapsed_ms(&done).unwrap();
@@ -257,6 +279,7 @@ fn automatic_sync_orders_streams_by_itself() {
     let (n_i, rounds) = (n as i32, 100i32);
     let mut l = s1.launch_builder(&busy);
     l.arg(&mut data).arg(&n_i).arg(&rounds);
+    // SAFETY: data holds n floats and busy's i < n guard keeps every thread inside it.
     unsafe { l.launch(cfg1d(n, 256)) }.unwrap();
     assert_eq!(s2.clone_dtoh(&data).unwrap().len(), n);
     let trace = gpu.trace().unwrap();
@@ -271,12 +294,15 @@ fn pinned_memory_copies_asynchronously() {
     let Some(gpu) = device_or_skip("pinned_memory_copies_asynchronously") else { return };
     let s = gpu.new_stream().unwrap();
     let n = 1 << 16;
+    // SAFETY: every value is written through as_mut_slice just below, before any copy
+    // reads it.
     let mut pinned = unsafe { gpu.alloc_pinned::<f32>(n) }.unwrap();
     for (i, x) in pinned.as_mut_slice().unwrap().iter_mut().enumerate() {
         *x = i as f32;
     }
     let mut dev = s.alloc_zeros::<f32>(n).unwrap();
     s.memcpy_htod(&pinned, &mut dev).unwrap();
+    // SAFETY: memcpy_dtoh fills all n values before as_slice reads them.
     let mut back = unsafe { gpu.alloc_pinned::<f32>(n) }.unwrap();
     s.memcpy_dtoh(&dev, &mut back).unwrap();
     assert!(back.as_slice().unwrap().iter().enumerate().all(|(i, &x)| x == i as f32));
@@ -298,6 +324,8 @@ fn the_trace_records_each_operation_with_times() {
         let n_i = n as i32;
         let mut l = s.launch_builder(&f);
         l.arg(&a).arg(&a).arg(&mut c).arg(&n_i);
+        // SAFETY: a and c hold n floats and vector_add's i < n guard keeps every thread inside
+        // them.
         unsafe { l.launch(cfg1d(n, 128)) }.unwrap();
         assert_eq!(s.clone_dtoh(&c).unwrap()[n - 1], 2.0);
     }
@@ -350,6 +378,7 @@ fn pinned_copies_get_their_digest_once_the_host_waits() -> Result<()> {
     let s = gpu.new_stream()?;
     let x: Vec<f32> = (0..1000).map(|i| i as f32).collect();
     let x_d = s.clone_htod(&x)?;
+    // SAFETY: the two downloads fill ..400 and 400.. before as_slice reads it.
     let mut out = unsafe { gpu.alloc_pinned::<f32>(1000) }?;
     s.memcpy_dtoh(&x_d.slice(..400), &mut out.slice_mut(..400))?;
     s.memcpy_dtoh(&x_d.slice(400..), &mut out.slice_mut(400..))?;

@@ -126,6 +126,8 @@ fn launch(gpu: &Gpu, m: &Module, kernel: &str, c: &Case, out: &mut DeviceSlice<f
         LaunchConfig { grid_dim: ((n as u32).div_ceil(c.block.min(1024)), 1, 1), block_dim: (c.block, 1, 1), shared_mem_bytes: c.shared };
     let mut l = s.launch_builder(&f);
     l.arg(out).arg(x).arg(&n_i);
+    // SAFETY: out and x hold n floats and a twin stays inside them; a planted bug runs only
+    // on the emulator, whose worker process takes the fault and reports it.
     unsafe { l.launch(cfg) }
 }
 
@@ -144,6 +146,8 @@ fn every_planted_bug_is_diagnosed_and_every_twin_passes() {
     let x = s.clone_htod(&x_host).unwrap();
     let mut problems = Vec::new();
     for c in cases() {
+        // SAFETY: left unwritten on purpose: the emulator poisons it, and reading it before
+        // writing is one of the bugs it must report.
         let mut out = if c.zeroed { s.alloc_zeros::<f32>(n) } else { unsafe { s.alloc::<f32>(n) } }.unwrap();
         let kernel = format!("bug_{}", c.bug);
         let kernel = if c.class.is_none() { format!("ok_{}", c.bug) } else { kernel };
@@ -264,6 +268,8 @@ fn a_fresh_emulator_reports_reads_of_never_written_memory() {
     let n = 1000;
     let x = s.clone_htod(&input(n)).unwrap();
     let c = case("read_unwritten", DiagClass::UninitializedRead, "accumulate");
+    // SAFETY: left unwritten on purpose: bug_read_unwritten reads it, and the emulator must
+    // report that.
     let mut out = unsafe { s.alloc::<f32>(n) }.unwrap();
     match launch(&gpu, &m, "bug_read_unwritten", &c, &mut out, &x, n) {
         Err(GpuError::Kernel(d)) => {
@@ -272,6 +278,7 @@ fn a_fresh_emulator_reports_reads_of_never_written_memory() {
         }
         other => panic!("expected an uninitialized read on the first launch, got {other:?}"),
     }
+    // SAFETY: ok_accumulate writes each element before it reads it.
     let mut out = unsafe { s.alloc::<f32>(n) }.unwrap();
     launch(&gpu, &m, "ok_accumulate", &c, &mut out, &x, n).unwrap();
 }

@@ -19,6 +19,8 @@ fn scale(gpu: &Gpu, x: &[f32], a: f32) -> Result<Vec<f32>> {
     let n_i = n as i32;
     let mut launch = stream.launch_builder(&f);
     launch.arg(&x_d).arg(&mut y_d).arg(&a).arg(&n_i);
+    // SAFETY: x_d and y_d hold n floats and the kernel's i < n guard keeps the last
+    // block's extra threads out.
     unsafe { launch.launch(cfg) }?;
     stream.clone_dtoh(&y_d)
     // ANCHOR_END: scale_host

@@ -18,6 +18,8 @@ fn reverse(gpu: &Gpu, kernel: &str, data: &[f32], block: u32) -> Result<Vec<f32>
     let mut d = stream.clone_htod(data)?;
     let mut launch = stream.launch_builder(&f);
     launch.arg(&mut d);
+    // SAFETY: d holds whole blocks of `block` (≤ 1024) floats, one per thread, which fit
+    // the kernel's 1024-float shared array; the racy twin runs on the emulator only.
     unsafe { launch.launch(cfg((data.len() as u32 / block, 1), (block, 1))) }?;
     stream.clone_dtoh(&d)
 }
@@ -62,6 +64,8 @@ fn naive_matmul_and_naive_transpose_compute_what_they_say() {
     let (m_i, k_i, n_i) = (m as i32, k as i32, n as i32);
     let mut launch = stream.launch_builder(&f);
     launch.arg(&a_d).arg(&b_d).arg(&mut c_d).arg(&m_i).arg(&k_i).arg(&n_i);
+    // SAFETY: a, b and c hold m × k, k × n and m × n floats and the row < m && col < n
+    // guard keeps every thread inside them.
     unsafe { launch.launch(cfg(((n as u32).div_ceil(16), (m as u32).div_ceil(16)), (16, 16))) }.unwrap();
     let c = stream.clone_dtoh(&c_d).unwrap();
     for (r, c_row) in c.chunks(n).enumerate() {
@@ -76,6 +80,8 @@ fn naive_matmul_and_naive_transpose_compute_what_they_say() {
     let f = module.load_function("naive_transpose").unwrap();
     let mut launch = stream.launch_builder(&f);
     launch.arg(&a_d).arg(&mut t_d).arg(&m_i).arg(&k_i);
+    // SAFETY: a_d and t_d hold m × k floats and the row < m && col < k guard keeps every
+    // thread inside them.
     unsafe { launch.launch(cfg(((k as u32).div_ceil(16), (m as u32).div_ceil(16)), (16, 16))) }.unwrap();
     let t = stream.clone_dtoh(&t_d).unwrap();
     for r in 0..m {
@@ -96,6 +102,8 @@ fn shuffle_down_takes_the_value_delta_lanes_up() {
     let delta = 4i32;
     let mut launch = stream.launch_builder(&f);
     launch.arg(&in_d).arg(&mut out_d).arg(&delta);
+    // SAFETY: in_d and out_d hold 64 ints, one per thread of the one block of two whole
+    // warps, so the full shuffle mask is right.
     unsafe { launch.launch(cfg((1, 1), (64, 1))) }.unwrap();
     let out = stream.clone_dtoh(&out_d).unwrap();
     for (i, &got) in out.iter().enumerate() {

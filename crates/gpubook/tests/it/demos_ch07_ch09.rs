@@ -22,15 +22,20 @@ fn async_copies_from_pinned_memory() -> Result<()> {
     // ANCHOR: async_copies
     let stream = gpu.new_stream()?;
     // Page-locked host memory: the copy engine reads it directly, so the copy is asynchronous.
+    // SAFETY: filled just below, before any copy reads it.
     let mut x = unsafe { gpu.alloc_pinned::<f32>(n) }?;
     x.as_mut_slice()?.fill(1.0);
+    // SAFETY: the copy into it finishes before `as_slice` reads it.
     let mut y = unsafe { gpu.alloc_pinned::<f32>(n) }?;
+    // SAFETY: the copy from x fills it before the kernel reads it.
     let mut x_d = unsafe { stream.alloc::<f32>(n) }?;
+    // SAFETY: the kernel writes all n values before the copy back reads them.
     let mut y_d = unsafe { stream.alloc::<f32>(n) }?;
     stream.memcpy_htod(&x, &mut x_d)?; // returns at once: the copy is queued
     let (a, b, n_i) = (2.0f32, 0.5f32, n as i32);
     let mut launch = stream.launch_builder(&f);
     launch.arg(&x_d).arg(&mut y_d).arg(&a).arg(&b).arg(&n_i);
+    // SAFETY: x_d and y_d hold n floats, and the kernel's i < n guard keeps threads inside.
     unsafe { launch.launch(cfg(n)) }?; // queued behind the copy
     stream.memcpy_dtoh(&y_d, &mut y)?; // queued behind the kernel
     // ... the host is free here, while the stream works ...
@@ -55,6 +60,7 @@ fn events_time_the_work_between_them() -> Result<()> {
     let start = stream.record_event()?; // a marker in the stream, passed when the work before it is done
     let mut launch = stream.launch_builder(&f);
     launch.arg(&x_d).arg(&mut y_d).arg(&a).arg(&b).arg(&n_i);
+    // SAFETY: x_d and y_d hold n floats, and the kernel's i < n guard keeps threads inside.
     unsafe { launch.launch(cfg(n)) }?;
     let end = stream.record_event()?;
     let ms = start.elapsed_ms(&end)?; // waits for `end`, then subtracts the device's timestamps
@@ -76,16 +82,21 @@ fn a_missing_event_is_a_hazard() -> Result<()> {
     // ANCHOR: hazard
     gpu.set_auto_sync(false); // order the streams yourself; the API checks, and inserts nothing
     let (copy, work) = (gpu.new_stream()?, gpu.new_stream()?);
+    // SAFETY: the copy from `host` fills it before the kernel reads it.
     let mut x_d = unsafe { copy.alloc::<f32>(n) }?;
     x_d.set_label("x_d");
+    // SAFETY: the kernel writes all n values.
     let mut y_d = unsafe { work.alloc::<f32>(n) }?;
     copy.memcpy_htod(&host, &mut x_d)?;
     let mut launch = work.launch_builder(&f);
     launch.arg(&x_d).arg(&mut y_d).arg(&a).arg(&b).arg(&n_i);
+    // SAFETY: x_d and y_d hold n floats and the guard keeps threads inside; this launch is
+    // refused anyway.
     let err = unsafe { launch.launch(cfg(n)) }.unwrap_err(); // nothing orders it after the copy
     println!("{err}");
     // The fix: record an event after the copy, and make the other stream wait on it.
     work.wait(&copy.record_event()?)?;
+    // SAFETY: as above, and the wait now orders the kernel after the copy.
     unsafe { launch.launch(cfg(n)) }?;
     // ANCHOR_END: hazard
     assert!(matches!(err, GpuError::Hazard(_)));
@@ -107,10 +118,12 @@ fn automatic_synchronisation_inserts_the_wait() -> Result<()> {
     assert!(gpu.auto_sync()); // the default, as in cudarc
     let (copy, work) = (gpu.new_stream()?, gpu.new_stream()?);
     let x_d = copy.clone_htod(&host)?;
+    // SAFETY: the kernel writes all n values.
     let mut y_d = unsafe { work.alloc::<f32>(n) }?;
     gpu.clear_trace()?;
     let mut launch = work.launch_builder(&f);
     launch.arg(&x_d).arg(&mut y_d).arg(&a).arg(&b).arg(&n_i);
+    // SAFETY: x_d and y_d hold n floats, and the kernel's i < n guard keeps threads inside.
     unsafe { launch.launch(cfg(n)) }?; // the API sees x_d written on `copy`, and waits for it
     let trace = gpu.trace()?;
     for op in &trace.ops {
@@ -186,6 +199,7 @@ fn mapped_memory_is_read_by_the_host_with_no_copy() -> Result<()> {
     y.set_label("y");
     let mut launch = stream.launch_builder(&f);
     launch.arg(&x_d).arg(&mut y).arg(&a).arg(&b).arg(&n_i); // the kernel writes over the bus
+    // SAFETY: x_d and y hold 4 floats, and the kernel's i < n guard keeps threads inside.
     unsafe { launch.launch(cfg(4)) }?;
     assert!(y.as_slice().is_err()); // a hazard: the kernel may still be writing
     stream.synchronize()?; // no copy will say "done": wait for the kernel itself
@@ -202,10 +216,12 @@ fn pinned_views_carry_chunks_on_several_streams() -> Result<()> {
         return Ok(());
     };
     let n = 1 << 12;
+    // SAFETY: every value is written just below, before any copy reads it.
     let mut host = unsafe { gpu.alloc_pinned::<f32>(n) }?;
     for (i, v) in host.as_mut_slice()?.iter_mut().enumerate() {
         *v = i as f32;
     }
+    // SAFETY: the two copies fill both halves before `as_slice` reads it.
     let mut back = unsafe { gpu.alloc_pinned::<f32>(n) }?;
     let (s0, s1) = (gpu.new_stream()?, gpu.new_stream()?);
     let mut d0 = s0.alloc_zeros::<f32>(n / 2)?;

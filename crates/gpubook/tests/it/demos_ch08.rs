@@ -24,6 +24,8 @@ fn sub_slices_copy_and_launch_on_part_of_a_buffer() -> Result<()> {
         let (xv, mut yv) = (x.slice(..100), y.slice_mut(..100));
         let mut launch = stream.launch_builder(&f);
         launch.arg(&xv).arg(&mut yv).arg(&a).arg(&n);
+        // SAFETY: xv and yv are 100-float views, and the kernel's i < n (100) guard keeps the
+        // threads inside them.
         unsafe { launch.launch(LaunchConfig::for_num_elems(100)) }?;
     }
     // And back into the middle of a host array.

@@ -62,6 +62,8 @@ fn run(gpu: &Gpu, path: &Path, spec: &Spec) -> Result<(), String> {
     macro_rules! launch_and_read {
         ($t:ty) => {{
             let mut out = s.alloc_zeros::<$t>(n).map_err(|e| e.to_string())?;
+            // SAFETY: out holds the header's `out:` count of values, which is what each feature
+            // kernel writes.
             unsafe { s.launch_builder(&f).arg(&mut out).launch(cfg) }.map_err(|e| format!("launch: {e}"))?;
             s.clone_dtoh(&out).map_err(|e| e.to_string())?.into_iter().map(to_f64).collect::<Vec<f64>>()
         }};
@@ -156,6 +158,7 @@ fn check_names(gpu: &Gpu) {
     for n in [3, 7] {
         let f = m.load_function(&format!("t<{n}>")).unwrap();
         let mut out = s.alloc_zeros::<i32>(1).unwrap();
+        // SAFETY: out holds the one int that t<N>'s single thread writes.
         unsafe { s.launch_builder(&f).arg(&mut out).launch(one) }.unwrap();
         assert_eq!(s.clone_dtoh(&out).unwrap(), [n]);
     }

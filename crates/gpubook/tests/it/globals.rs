@@ -34,11 +34,14 @@ fn exercise(gpu: &Gpu) -> Result<()> {
     let f = m.load_function("lookup")?;
     let mut out = stream.alloc_zeros::<f32>(8)?;
     let cfg = LaunchConfig { grid_dim: (1, 1, 1), block_dim: (8, 1, 1), shared_mem_bytes: 0 };
+    // SAFETY: out holds 8 floats, one per thread of the single 8-thread block, as `table`
+    // holds 8 entries.
     unsafe { stream.launch_builder(&f).arg(&mut out).launch(cfg) }?;
     assert_eq!(stream.clone_dtoh(&out)?, values.iter().map(|v| 2.0 * v).collect::<Vec<_>>());
     assert_eq!(table.read::<f32>(&stream)?, values, "read back as written");
     // The kernel's eight increments, on top of the host's 5; a second launch adds eight more.
     assert_eq!(counter.read::<u32>(&stream)?, vec![13]);
+    // SAFETY: the same launch on the same 8-float `out`.
     unsafe { stream.launch_builder(&f).arg(&mut out).launch(cfg) }?;
     assert_eq!(counter.read::<u32>(&stream)?, vec![21]);
     Ok(())
@@ -80,6 +83,8 @@ fn wrong_sizes_and_unknown_names_are_explained() {
     let f = m.load_function("lookup").unwrap();
     let mut out = stream.alloc_zeros::<f32>(8).unwrap();
     let cfg = LaunchConfig { grid_dim: (1, 1, 1), block_dim: (8, 1, 1), shared_mem_bytes: 0 };
+    // SAFETY: out holds 8 floats, one per thread of the single 8-thread block, as `table`
+    // holds 8 entries.
     unsafe { stream.launch_builder(&f).arg(&mut out).launch(cfg) }.unwrap();
     assert_eq!(stream.clone_dtoh(&out).unwrap(), vec![-2.0f32; 8]);
 }

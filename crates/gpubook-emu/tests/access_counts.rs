@@ -3,7 +3,6 @@
 
 mod support;
 
-
 use gpubook_emu::{AccessCounts, EmuConfig, EmuDevice, EmuModule, GlobalRequests, KernelSource, LaunchSpec, Mode, SharedRequests};
 
 fn device() -> EmuDevice {

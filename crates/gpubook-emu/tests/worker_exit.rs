@@ -6,7 +6,6 @@
 
 mod support;
 
-
 use gpubook_cudac::DiagClass;
 use gpubook_emu::{EmuConfig, EmuDevice, EmuError, KernelSource, LaunchSpec, Mode};
 

@@ -3,7 +3,6 @@
 
 mod support;
 
-
 use gpubook_emu::{AccessCounts, EmuConfig, EmuDevice, EmuModule, KernelSource, LaunchSpec, Mode, Writers};
 
 fn device(writers: bool) -> EmuDevice {

@@ -50,9 +50,15 @@ pub fn sectors_by_stride(gpu: &Gpu, strides: &[usize]) -> Result<Vec<StridePoint
     Ok(points)
 }
 
+/// The most padding `tile_columns`' tile (32 × 40 floats) has room for.
+pub const MAX_PAD: u32 = 8;
+
 /// Passes through the banks per warp request when 32 warps each read a column of a
-/// 32 × (32 + pad) float tile (`tile_columns`), for each padding.
+/// 32 × (32 + pad) float tile (`tile_columns`), for each padding (at most [`MAX_PAD`]).
 pub fn passes_by_padding(gpu: &Gpu, pads: &[u32]) -> Result<Vec<(u32, f64)>> {
+    if let Some(pad) = pads.iter().find(|&&p| p > MAX_PAD) {
+        return Err(gpubook::gpu::GpuError::Size(format!("a padding of {pad} words: the tile has room for {MAX_PAD} at most")));
+    }
     let f = gpu.load_module(Source::library("perf/memory.cu"))?.load_function("tile_columns")?;
     let stream = gpu.default_stream();
     let mut out = stream.alloc_zeros::<f32>(1024)?;
@@ -63,7 +69,7 @@ pub fn passes_by_padding(gpu: &Gpu, pads: &[u32]) -> Result<Vec<(u32, f64)>> {
         let mut l = stream.launch_builder(&f);
         l.arg(&mut out).arg(&p);
         // SAFETY: out holds one float per thread of the 1024-thread block; the kernel's 32 × 40
-        // tile fits pads up to 8, which is all the book asks (nothing here checks it).
+        // tile fits pads up to MAX_PAD, checked above.
         unsafe { l.launch(LaunchConfig { grid_dim: (1, 1, 1), block_dim: (1024, 1, 1), shared_mem_bytes: 0 }) }?;
         let trace = gpu.trace()?;
         let c = trace.launches().last().and_then(|op| op.access_counts()).ok_or_else(no_counts)?;

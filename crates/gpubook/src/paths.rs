@@ -80,7 +80,12 @@ mod tests {
     fn relocate_moves_build_paths_below_the_root() {
         let missing = build_root().join("no-such-folder-xyz/file.cu");
         assert_eq!(relocate(&missing), missing, "a path found nowhere stays as it was");
-        let here = build_root().join("exercises.toml");
-        assert_eq!(relocate(&here), here);
+        let built = build_root().join("exercises.toml");
+        if built.exists() {
+            assert_eq!(relocate(&built), built, "a path that exists stays as it is");
+        } else {
+            // This binary runs from another folder than it was built in (the GPU script does that).
+            assert_eq!(relocate(&built), root().join("exercises.toml"), "a build path moves below this machine's root");
+        }
     }
 }

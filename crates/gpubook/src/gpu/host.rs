@@ -7,7 +7,7 @@
 
 use super::context::{Gpu, GpuInner};
 use super::error::Result;
-use super::ids::{EventId, HostMem, StreamId};
+use super::ids::{EventId, HostMem, Sealed, StreamId};
 use super::memory::bounds;
 use super::repr::DeviceRepr;
 use super::trace::CopyDir;
@@ -16,8 +16,9 @@ use std::marker::PhantomData;
 use std::ops::RangeBounds;
 use std::sync::{Arc, Mutex};
 
-/// Host memory a copy can read from.
-pub trait HostSlice<T> {
+/// Host memory a copy can read from. Sealed: a copy trusts `host_ptr`, so only this crate's types
+/// implement it.
+pub trait HostSlice<T>: Sealed {
     #[doc(hidden)]
     fn host_ptr(&self) -> (*const T, usize, HostMem);
     #[doc(hidden)]
@@ -32,6 +33,7 @@ pub trait HostSliceMut<T>: HostSlice<T> {
     fn host_ptr_mut(&mut self) -> *mut T;
 }
 
+impl<T> Sealed for [T] {}
 impl<T> HostSlice<T> for [T] {
     fn host_ptr(&self) -> (*const T, usize, HostMem) {
         (self.as_ptr(), self.len(), HostMem::Pageable)
@@ -42,6 +44,7 @@ impl<T> HostSliceMut<T> for [T] {
         self.as_mut_ptr()
     }
 }
+impl<T> Sealed for Vec<T> {}
 impl<T> HostSlice<T> for Vec<T> {
     fn host_ptr(&self) -> (*const T, usize, HostMem) {
         (self.as_ptr(), self.len(), HostMem::Pageable)
@@ -52,6 +55,7 @@ impl<T> HostSliceMut<T> for Vec<T> {
         self.as_mut_ptr()
     }
 }
+impl<T, const N: usize> Sealed for [T; N] {}
 impl<T, const N: usize> HostSlice<T> for [T; N] {
     fn host_ptr(&self) -> (*const T, usize, HostMem) {
         (self.as_ptr(), N, HostMem::Pageable)
@@ -234,6 +238,7 @@ impl<T: DeviceRepr> PinnedViewMut<'_, T> {
     }
 }
 
+impl<T: DeviceRepr> Sealed for PinnedView<'_, T> {}
 impl<T: DeviceRepr> HostSlice<T> for PinnedView<'_, T> {
     fn host_ptr(&self) -> (*const T, usize, HostMem) {
         (self.ptr, self.len, HostMem::Pinned)
@@ -243,6 +248,7 @@ impl<T: DeviceRepr> HostSlice<T> for PinnedView<'_, T> {
     }
 }
 
+impl<T: DeviceRepr> Sealed for PinnedViewMut<'_, T> {}
 impl<T: DeviceRepr> HostSlice<T> for PinnedViewMut<'_, T> {
     fn host_ptr(&self) -> (*const T, usize, HostMem) {
         (self.ptr, self.len, HostMem::Pinned)
@@ -257,6 +263,7 @@ impl<T: DeviceRepr> HostSliceMut<T> for PinnedViewMut<'_, T> {
     }
 }
 
+impl<T: DeviceRepr> Sealed for PinnedHostSlice<T> {}
 impl<T: DeviceRepr> HostSlice<T> for PinnedHostSlice<T> {
     fn host_ptr(&self) -> (*const T, usize, HostMem) {
         (self.ptr, self.len, HostMem::Pinned)

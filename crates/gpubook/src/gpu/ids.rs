@@ -10,6 +10,11 @@ pub(crate) type StreamId = u32;
 /// Events are numbered per device.
 pub(crate) type EventId = u64;
 
+/// Implemented by this crate's memory types alone: `HostSlice` and `DevicePtr` extend it, so no
+/// other crate can implement them with a pointer or a length that copies and launches would then
+/// trust. (It is public but unnameable outside: `gpu` does not re-export it.)
+pub trait Sealed {}
+
 /// Where host memory of a copy lives: pageable memory makes a GPU stage the copy.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum HostMem {

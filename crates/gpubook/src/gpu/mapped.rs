@@ -14,7 +14,7 @@
 
 use super::context::{Gpu, GpuInner};
 use super::error::{GpuError, Result};
-use super::ids::BufferId;
+use super::ids::{BufferId, Sealed};
 use super::memory::{DevicePtr, DevicePtrMut, RawRef};
 use super::repr::DeviceRepr;
 use crate::sync::lock;
@@ -119,6 +119,7 @@ impl<T: DeviceRepr> MappedHostSlice<T> {
     }
 }
 
+impl<T: DeviceRepr> Sealed for MappedHostSlice<T> {}
 impl<T: DeviceRepr> DevicePtr<T> for MappedHostSlice<T> {
     fn raw(&self) -> RawRef<'_> {
         let bytes = self.len * std::mem::size_of::<T>();

@@ -4,7 +4,7 @@
 
 use super::context::GpuInner;
 use super::error::{GpuError, Result};
-use super::ids::BufferId;
+use super::ids::{BufferId, Sealed};
 use super::repr::DeviceRepr;
 use std::marker::PhantomData;
 use std::ops::{Bound, RangeBounds};
@@ -25,8 +25,9 @@ pub struct RawRef<'a> {
     pub(crate) mapped: bool,
 }
 
-/// Anything that names device memory holding `T`s: a slice or a view of one.
-pub trait DevicePtr<T> {
+/// Anything that names device memory holding `T`s: a slice or a view of one. Sealed: the copies
+/// and launches trust `raw` and `len`, so only this crate's types implement it.
+pub trait DevicePtr<T>: Sealed {
     #[doc(hidden)]
     fn raw(&self) -> RawRef<'_>;
     fn len(&self) -> usize;
@@ -309,6 +310,7 @@ fn reinterpret<T: DeviceRepr, U: DeviceRepr>(label: &str, base: usize, bytes: us
     }
 }
 
+impl<T: DeviceRepr> Sealed for DeviceSlice<T> {}
 impl<T: DeviceRepr> DevicePtr<T> for DeviceSlice<T> {
     fn raw(&self) -> RawRef<'_> {
         self.raw_range(0, self.len)
@@ -319,6 +321,7 @@ impl<T: DeviceRepr> DevicePtr<T> for DeviceSlice<T> {
 }
 impl<T: DeviceRepr> DevicePtrMut<T> for DeviceSlice<T> {}
 
+impl<T: DeviceRepr> Sealed for DeviceView<'_, T> {}
 impl<T: DeviceRepr> DevicePtr<T> for DeviceView<'_, T> {
     fn raw(&self) -> RawRef<'_> {
         self.region.raw(self.offset, self.num_bytes())
@@ -328,6 +331,7 @@ impl<T: DeviceRepr> DevicePtr<T> for DeviceView<'_, T> {
     }
 }
 
+impl<T: DeviceRepr> Sealed for DeviceViewMut<'_, T> {}
 impl<T: DeviceRepr> DevicePtr<T> for DeviceViewMut<'_, T> {
     fn raw(&self) -> RawRef<'_> {
         self.region.raw(self.offset, self.num_bytes())

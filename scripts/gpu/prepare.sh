@@ -8,8 +8,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 packages=("$@")
-# The emulator and simulator crates and the learner's stubs have nothing to run on a GPU.
-[ ${#packages[@]} -gt 0 ] || packages=(--workspace --exclude exercises --exclude gpubook-emu --exclude gpubook-sim)
+# The front end, emulator and simulator crates and the learner's stubs have nothing to run on a GPU.
+[ ${#packages[@]} -gt 0 ] || packages=(--workspace --exclude exercises --exclude gpubook-cudac --exclude gpubook-emu --exclude gpubook-sim)
 out=gpu-bin
 rm -rf "$out" && mkdir -p "$out/tests"
 cargo build --release --bin gpubook

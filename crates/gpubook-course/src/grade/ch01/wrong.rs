@@ -12,7 +12,9 @@ fn who_am_i_with(path: &'static str) -> impl Fn(&Gpu, usize, u32) -> Result<(Vec
     move |gpu, n, block| {
         let f = gpu.load_module(workspace_kernel(path))?.load_function("who_am_i")?;
         let stream = gpu.default_stream();
+        // SAFETY: a slot a wrong kernel skips reads back as poison (-1), a valid i32 the grader reports.
         let mut block_d = unsafe { stream.alloc::<i32>(n) }?;
+        // SAFETY: as for block_d: an unwritten slot reads back as poison (-1), which the grader reports.
         let mut thread_d = unsafe { stream.alloc::<i32>(n) }?;
         block_d.set_label("block");
         thread_d.set_label("thread");
@@ -20,6 +22,8 @@ fn who_am_i_with(path: &'static str) -> impl Fn(&Gpu, usize, u32) -> Result<(Vec
         let n_i = n as i32;
         let mut launch = stream.launch_builder(&f);
         launch.arg(&mut block_d).arg(&mut thread_d).arg(&n_i);
+        // SAFETY: block_d and thread_d hold n ints. Two kernels keep the i < n guard; the no-guard one
+        // (wrong on purpose) runs only on the emulator, whose check mode stops its first store past n.
         unsafe { launch.launch(config) }?;
         Ok((stream.clone_dtoh(&block_d)?, stream.clone_dtoh(&thread_d)?))
     }
@@ -68,10 +72,12 @@ fn first_launch_with_grid_and_block_swapped() {
         ch01::first_launch(|gpu: &Gpu, grid: u32, block: u32| {
             let f = hello(gpu)?;
             let stream = gpu.default_stream();
+            // SAFETY: either way round the launch has grid × block threads, and hello writes one slot each.
             let mut out = unsafe { stream.alloc::<i32>(grid as usize * block as usize) }?;
             let config = LaunchConfig { grid_dim: (block, 1, 1), block_dim: (grid, 1, 1), shared_mem_bytes: 0 };
             let mut launch = stream.launch_builder(&f);
             launch.arg(&mut out);
+            // SAFETY: out holds grid × block ints; the swapped launch starts as many threads, one a slot.
             unsafe { launch.launch(config) }?;
             stream.clone_dtoh(&out)
         })
@@ -84,10 +90,12 @@ fn first_launch_that_forgets_its_buffer() {
         ch01::first_launch(|gpu: &Gpu, grid: u32, block: u32| {
             let f = hello(gpu)?;
             let stream = gpu.default_stream();
+            // SAFETY: hello writes all grid × block slots, one per thread, before the copy back reads them.
             let mut out = unsafe { stream.alloc::<i32>(grid as usize * block as usize) }?;
             let config = LaunchConfig { grid_dim: (grid, 1, 1), block_dim: (block, 1, 1), shared_mem_bytes: 0 };
             let mut launch = stream.launch_builder(&f);
             launch.arg(&mut out);
+            // SAFETY: out holds grid × block ints, one per thread (the leak that follows is the bug).
             unsafe { launch.launch(config) }?;
             let host = stream.clone_dtoh(&out)?;
             std::mem::forget(out);
@@ -123,6 +131,7 @@ fn first_launch_uploaded_from_the_host() {
             let mut out_d = stream.clone_htod(&out)?;
             let mut launch = stream.launch_builder(&f);
             launch.arg(&mut out_d);
+            // SAFETY: this kernel stores nothing (it only names `out`), and out_d holds grid × block ints.
             unsafe { launch.launch(LaunchConfig { grid_dim: (grid, 1, 1), block_dim: (block, 1, 1), shared_mem_bytes: 0 }) }?;
             stream.clone_dtoh(&out_d)
         })

@@ -23,6 +23,7 @@ fn axpy_then(
         let n_i = x.len() as i32;
         let mut launch = stream.launch_builder(&f);
         launch.arg(&a).arg(&x_d).arg(&mut y_d).arg(&n_i);
+        // SAFETY: x_d and y_d hold the n floats of x and y; axpy's i < n guard keeps every thread inside.
         unsafe { launch.launch(cfg(x.len())) }?;
         finish(&stream, x_d, y_d, y)
     }
@@ -67,10 +68,13 @@ fn normalize_with_bytes_for_elements() {
             let n = pixels.len();
             let pixels_d = stream.clone_htod(pixels)?;
             // cudaMalloc(&out, n * sizeof(float)) carried over: but alloc counts elements.
+            // SAFETY: 4n floats where n are needed (the bug): to_unit writes the first n, and the rest read
+            // back as poison, a valid f32, in the too-long result the grader reports.
             let mut out_d = unsafe { stream.alloc::<f32>(n * std::mem::size_of::<f32>()) }?;
             let n_i = n as i32;
             let mut launch = stream.launch_builder(&f);
             launch.arg(&pixels_d).arg(&mut out_d).arg(&n_i);
+            // SAFETY: pixels_d holds n bytes, out_d 4n floats: to_unit's i < n guard keeps it inside both.
             unsafe { launch.launch(cfg(n)) }?;
             stream.clone_dtoh(&out_d)
         })
@@ -86,6 +90,7 @@ fn fill_with_memset() {
     expect_failure("fill_with_memset", &["memset", "sets bytes, not elements"], || {
         ch02::fill(|gpu: &Gpu, n: usize, value: f32| {
             let stream = gpu.default_stream();
+            // SAFETY: memset_bytes writes every byte before the copy back reads them.
             let mut out_d = unsafe { stream.alloc::<f32>(n) }?;
             stream.memset_bytes(&mut out_d, value as u8)?;
             stream.clone_dtoh(&out_d)
@@ -110,12 +115,14 @@ fn fill_that_launches_too_few_threads() {
         ch02::fill(|gpu: &Gpu, n: usize, value: f32| {
             let f = fill_kernel(gpu)?;
             let stream = gpu.default_stream();
+            // SAFETY: the tail the too-small grid misses reads back as poison (a valid f32) for the grader.
             let mut out_d = unsafe { stream.alloc::<f32>(n) }?;
             let n_i = n as i32;
             // n / 256 rounds down: the last partial block (and all of a small n) is left out.
             let config = LaunchConfig { grid_dim: ((n as u32 / 256).max(1), 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
             let mut launch = stream.launch_builder(&f);
             launch.arg(&mut out_d).arg(&value).arg(&n_i);
+            // SAFETY: out_d holds n floats and fill's i < n guard keeps the (too few) threads inside it.
             unsafe { launch.launch(config) }?;
             stream.clone_dtoh(&out_d)
         })
@@ -136,9 +143,12 @@ fn smooth_with_a_round_trip_per_step() {
             let mut host = x.to_vec();
             for _ in 0..k {
                 let cur = stream.clone_htod(&host)?;
+                // SAFETY: smooth writes all n values of next before the copy back reads them.
                 let mut next = unsafe { stream.alloc::<f32>(x.len()) }?;
                 let mut launch = stream.launch_builder(&f);
                 launch.arg(&cur).arg(&mut next).arg(&n_i);
+                // SAFETY: cur and next hold n floats; smooth's i < n guard and its clamped neighbours keep
+                // every access inside them.
                 unsafe { launch.launch(cfg(x.len())) }?;
                 host = stream.clone_dtoh(&next)?;
             }
@@ -156,9 +166,12 @@ fn smooth_allocating_every_step() {
             let n_i = x.len() as i32;
             let mut cur = stream.clone_htod(x)?;
             for _ in 0..k {
+                // SAFETY: smooth writes all n values of next before the next step or the copy back.
                 let mut next = unsafe { stream.alloc::<f32>(x.len()) }?;
                 let mut launch = stream.launch_builder(&f);
                 launch.arg(&cur).arg(&mut next).arg(&n_i);
+                // SAFETY: cur and next hold n floats; smooth's i < n guard and its clamped neighbours keep
+                // every access inside them.
                 unsafe { launch.launch(cfg(x.len())) }?;
                 cur = next;
             }
@@ -175,10 +188,14 @@ fn smooth_copying_instead_of_swapping() {
             let stream = gpu.default_stream();
             let n_i = x.len() as i32;
             let mut cur = stream.clone_htod(x)?;
+            // SAFETY: each step's smooth writes all n values of next before the device-to-device copy reads
+            // them (at k = 0 nothing reads it).
             let mut next = unsafe { stream.alloc::<f32>(x.len()) }?;
             for _ in 0..k {
                 let mut launch = stream.launch_builder(&f);
                 launch.arg(&cur).arg(&mut next).arg(&n_i);
+                // SAFETY: cur and next hold n floats; smooth's i < n guard and its clamped neighbours keep
+                // every access inside them.
                 unsafe { launch.launch(cfg(x.len())) }?;
                 stream.memcpy_dtod(&next, &mut cur)?;
             }
@@ -195,11 +212,15 @@ fn smooth_that_never_swaps() {
             let stream = gpu.default_stream();
             let n_i = x.len() as i32;
             let cur = stream.clone_htod(x)?;
+            // SAFETY: smooth writes all n values of next before the copy back reads them (at k = 0 they
+            // read back as poison, a valid f32).
             let mut next = unsafe { stream.alloc::<f32>(x.len()) }?;
             // Every step smooths the original again: k launches, one step of work.
             for _ in 0..k {
                 let mut launch = stream.launch_builder(&f);
                 launch.arg(&cur).arg(&mut next).arg(&n_i);
+                // SAFETY: cur and next hold n floats; smooth's i < n guard and its clamped neighbours keep
+                // every access inside them.
                 unsafe { launch.launch(cfg(x.len())) }?;
             }
             stream.clone_dtoh(&next)

@@ -146,6 +146,7 @@ fn scan_with_the_totals_scanned_on_the_host() {
                 let n_i = n as i32;
                 let mut l = stream.launch_builder(&scan);
                 l.arg(&x_d).arg(&mut y).arg(&mut sums).arg(&n_i);
+                // SAFETY: x_d and y hold n values, touched only where i < n, and sums one total per block.
                 unsafe { l.launch(cfg) }?;
                 let totals = stream.clone_dtoh(&sums)?;
                 let scanned: Vec<u32> = totals
@@ -158,6 +159,7 @@ fn scan_with_the_totals_scanned_on_the_host() {
                 let scanned_d = stream.clone_htod(&scanned)?;
                 let mut l = stream.launch_builder(&add);
                 l.arg(&mut y).arg(&scanned_d).arg(&n_i);
+                // SAFETY: y holds n values and scanned_d one per block; add_block_offsets guards i < n.
                 unsafe { l.launch(cfg) }?;
                 stream.clone_dtoh(&y)
             })
@@ -181,6 +183,8 @@ fn scan_by_the_library() {
             let n_i = n as i32;
             let mut l = stream.launch_builder(&f);
             l.arg(&x_d).arg(&mut y).arg(&mut status).arg(&n_i);
+            // SAFETY: x_d and y hold n values, which the tiles' loads and stores check, and status one
+            // zeroed word per 8192-value tile plus the ticket.
             unsafe { l.launch(LaunchConfig { grid_dim: (tiles as u32, 1, 1), block_dim: (128, 1, 1), shared_mem_bytes: 0 }) }?;
             stream.clone_dtoh(&y)
         })
@@ -233,6 +237,8 @@ extern "C" __global__ void compact(const unsigned* experts, unsigned* tokens, un
             let mut l = stream.launch_builder(&f);
             l.arg(&experts_d).arg(&mut tokens).arg(&mut counter).arg(&n_i).arg(&expert);
             let blocks = n.div_ceil(256).max(1) as u32;
+            // SAFETY: tokens holds max(n, 1) words, room for every matching token the counter places, and
+            // counter its one word; reads of experts_d stop at n.
             unsafe { l.launch(LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 }) }?;
             let kept = stream.clone_dtoh(&counter)?[0] as usize;
             stream.clone_dtoh(&tokens.slice(..kept.min(n)))

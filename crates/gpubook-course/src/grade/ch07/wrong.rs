@@ -23,15 +23,19 @@ fn three_streams_wrong(how: Rounds) -> Box<ThreeStreamsFn> {
         let n = rounds[0].len();
         let f = gpu.load_module(workspace_kernel("solutions/kernels/ch07/axpb.cu"))?.load_function("axpb")?;
         let (up, work, down) = (gpu.new_stream()?, gpu.new_stream()?, gpu.new_stream()?);
+        // SAFETY: each round's upload fills all of x before axpb reads it (via an event, or a host wait).
         let mut x = unsafe { up.alloc::<f32>(n) }?;
         x.set_label("x");
+        // SAFETY: axpb writes all of y before the download reads it (via an event, or a host wait).
         let mut y = unsafe { work.alloc::<f32>(n) }?;
         y.set_label("y");
         let mut outs = Vec::new();
         let mut y_read: Option<Event> = None;
         for r in rounds {
+            // SAFETY: filled from the round right below, before the upload reads it.
             let mut hx = unsafe { gpu.alloc_pinned::<f32>(n) }?;
             hx.as_mut_slice()?.copy_from_slice(r);
+            // SAFETY: the download fills all n values before as_slice reads them.
             let mut hy = unsafe { gpu.alloc_pinned::<f32>(n) }?;
             up.memcpy_htod(&hx, &mut x)?;
             if how == Rounds::NoWriteAfterRead {
@@ -45,6 +49,8 @@ fn three_streams_wrong(how: Rounds) -> Box<ThreeStreamsFn> {
             let n_i = n as i32;
             let mut l = work.launch_builder(&f);
             l.arg(&x).arg(&mut y).arg(&a).arg(&b).arg(&n_i);
+            // SAFETY: x and y hold n floats and axpb's i < n guard keeps every thread inside them; the
+            // missing wait (NoWriteAfterRead) can change the values it reads, not where.
             unsafe { l.launch(cfg_1d(n)) }?;
             if how == Rounds::NoWriteAfterRead {
                 down.wait(&work.record_event()?)?;
@@ -130,12 +136,15 @@ fn three_streams_around(how: Around) -> Box<ThreeStreamsFn> {
         let (up, work, down) = (gpu.new_stream()?, gpu.new_stream()?, gpu.new_stream()?);
         let (mut host_x, mut host_y) = (Vec::new(), Vec::new());
         for r in rounds {
+            // SAFETY: filled from round r right below, before any upload reads it.
             let mut hx = unsafe { gpu.alloc_pinned::<f32>(n) }?;
             hx.as_mut_slice()?.copy_from_slice(r);
             host_x.push(hx);
+            // SAFETY: round r's download fills all n values before as_slice reads them.
             host_y.push(unsafe { gpu.alloc_pinned::<f32>(n) }?);
         }
         let mut buffers = Vec::new();
+        // SAFETY: each round's upload fills x before axpb reads it, and axpb fills y before the download.
         let fresh = || -> Result<_> { Ok(unsafe { (up.alloc::<f32>(n)?, work.alloc::<f32>(n)?) }) };
         buffers.push(fresh()?);
         let (mut y_read, mut x_read): (Option<Event>, Option<Event>) = (None, None);
@@ -169,6 +178,7 @@ fn three_streams_around(how: Around) -> Box<ThreeStreamsFn> {
             let n_i = n as i32;
             let mut l = work.launch_builder(&f);
             l.arg(&*x).arg(&mut *y).arg(&a).arg(&b).arg(&n_i);
+            // SAFETY: x and y hold n floats and axpb's i < n guard keeps every thread inside them.
             unsafe { l.launch(cfg_1d(n)) }?;
             let done = work.record_event()?;
             down.wait(&done)?;

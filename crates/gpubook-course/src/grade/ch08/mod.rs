@@ -87,9 +87,10 @@ pub fn ping_pong(f: impl Fn(&Gpu, &PinnedHostSlice<f32>, &mut PinnedHostSlice<f3
 
 /// Pinned input holding `x`, and pinned output of the same length.
 fn pinned_pair(gpu: &Gpu, x: &[f32]) -> Result<(PinnedHostSlice<f32>, PinnedHostSlice<f32>)> {
-    // SAFETY: the input is written here; the output by the exercise before the grader reads it.
+    // SAFETY: filled from x right below, before anything reads it.
     let mut input = unsafe { gpu.alloc_pinned::<f32>(x.len()) }?;
     input.as_mut_slice()?.copy_from_slice(x);
+    // SAFETY: filled with poison right below (unwritten rows show), before anything reads it.
     let mut output = unsafe { gpu.alloc_pinned::<f32>(x.len()) }?;
     output.as_mut_slice()?.fill(f32::from_bits(u32::MAX)); // poison: unwritten rows show
     Ok((input, output))
@@ -300,6 +301,9 @@ pub fn ll_buffers(source: impl Fn() -> Source) -> GradeReport {
                     let mut l = s.launch_builder(&run);
                     l.arg(&mut st.region).arg(&mut st.shadow).arg(&mut st.state).arg(&mut st.out).arg(&mut st.report);
                     l.arg(&ranks).arg(&tokens).arg(&hidden).arg(&target_i).arg(&seed);
+                    // SAFETY: the stage's buffers are sized as gpubook/low_latency.cuh lays them out for
+                    // LL_RANKS × LL_TOKENS × LL_HIDDEN; where the learner's ll_* functions store is what
+                    // the emulator's check mode checks (on a GPU they are trusted).
                     unsafe { l.launch(cfg) }?;
                     s.clone_dtoh(&st.report)
                 })())

@@ -42,6 +42,8 @@ fn ping_pong_wrong(how: PingPong) -> Box<PingPongFn> {
         let mut pairs = Vec::new();
         for p in 0..pairs_wanted {
             let owner = &streams[p % streams.len()];
+            // SAFETY: a chunk's upload fills x[..len] before the kernel reads it, and the kernel y[..len]
+            // before the download (OnePair's race, on purpose, mixes values, not addresses).
             let (mut x, y) = unsafe { (owner.alloc::<f32>(chunk)?, owner.alloc::<f32>(chunk)?) };
             x.set_label(format!("x[{p}]"));
             pairs.push((x, y));
@@ -56,6 +58,9 @@ fn ping_pong_wrong(how: PingPong) -> Box<PingPongFn> {
                 let (len_i, h) = (len as i32, hidden as i32);
                 let mut l = s.launch_builder(&f);
                 l.arg(&xv).arg(&mut yv).arg(&scale_d).arg(&shift_d).arg(&len_i).arg(&h);
+                // SAFETY: xv and yv are len-float views and channel_affine's i < len guard keeps every
+                // thread inside them; c = i % hidden stays inside scale_d and shift_d (NoSetupEvent may
+                // read them before their upload lands: values, not addresses).
                 unsafe { l.launch(cfg_1d(len)) }?;
             }
             s.memcpy_dtoh(&y.slice(..len), &mut output.slice_mut(start..start + len))?;
@@ -169,6 +174,7 @@ fn ping_pong_uploading_the_answer() {
     expect_failure("ping_pong_uploading_the_answer", &["none of the inputs (input, scale, shift)", KERNEL_DOES_THE_WORK], || {
         ch08::ping_pong(|gpu, input, output, scale, shift, chunk_rows| {
             let want = affine_on_the_host(input, scale, shift)?;
+            // SAFETY: filled from want right below, before the pipeline reads it.
             let mut answer = unsafe { gpu.alloc_pinned::<f32>(want.len()) }?;
             answer.as_mut_slice()?.copy_from_slice(&want);
             let (ones, zeros) = (vec![1.0; scale.len()], vec![0.0; scale.len()]);
@@ -216,6 +222,8 @@ impl Setup {
         let (n_i, h) = (n as i32, self.hidden as i32);
         let mut l = self.streams[s].launch_builder(&self.f);
         l.arg(x).arg(y).arg(&self.scale).arg(&self.shift).arg(&n_i).arg(&h);
+        // SAFETY: both views hold at least n floats (affine: x's length, y as long; the decoys: 1);
+        // channel_affine's i < n guard keeps threads inside, and c = i % hidden inside scale and shift.
         unsafe { l.launch(cfg_1d(n)) }
     }
 
@@ -241,6 +249,8 @@ fn ping_pong_with_whole_buffers(
     let (n, chunk) = (input.len(), chunk_rows * scale.len());
     let mut pairs = Vec::new();
     for s in &p.streams {
+        // SAFETY: on each stream, chunk i's upload fills its range of x before the kernel reads it, and the
+        // kernel that range of y before the download.
         pairs.push(unsafe { (s.alloc::<f32>(n)?, s.alloc::<f32>(n)?) });
     }
     for (i, start) in (0..n).step_by(chunk).enumerate() {
@@ -279,8 +289,12 @@ fn ping_pong_with_decoys(decoy: Decoy) -> Box<PingPongFn> {
         let p = Setup::new(gpu, scale, shift, 2)?;
         let (n, chunk) = (input.len(), chunk_rows * scale.len());
         let (pipe, side) = (&p.streams[0], &p.streams[1]);
+        // SAFETY: on the pipe stream a chunk's upload fills x[..len] before affine reads it, and affine
+        // y[..len] before the download reads it.
         let (mut x, mut y) = unsafe { (pipe.alloc::<f32>(chunk)?, pipe.alloc::<f32>(chunk)?) };
+        // SAFETY: only the decoy kernels write dy (its first element), and nothing reads it back.
         let (mut dx, mut dy) = (side.alloc_zeros::<f32>(chunk)?, unsafe { side.alloc::<f32>(chunk) }?);
+        // SAFETY: only the decoy downloads write it, and the host never reads it.
         let mut scratch = unsafe { gpu.alloc_pinned::<f32>(chunk) }?;
         for start in (0..n).step_by(chunk) {
             let len = chunk.min(n - start);

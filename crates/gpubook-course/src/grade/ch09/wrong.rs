@@ -27,6 +27,8 @@ fn combine(how: Combine) -> impl Fn(&Gpu, &CombineInput) -> Result<Vec<f32>> {
         let msg_words = 4 + hidden;
         let (x, expert_of, weight, scale, bias) =
             (s.clone_htod(&p.x)?, s.clone_htod(&p.expert_of)?, s.clone_htod(&p.weight)?, s.clone_htod(&p.scale)?, s.clone_htod(&p.bias)?);
+        // SAFETY: write_headers fills each message's header and the expert rows its payload before combine
+        // reads them; NoHeaderOffset leaves 4 words a message unwritten on purpose (poison, a valid value).
         let mut send = unsafe { s.alloc::<u8>(rows * msg_words * 4) }?;
         let (mw, r, k, h, t) = (msg_words as i32, rows as i32, p.top_k as i32, hidden as i32, p.tokens as i32);
         {
@@ -34,6 +36,8 @@ fn combine(how: Combine) -> impl Fn(&Gpu, &CombineInput) -> Result<Vec<f32>> {
             let wh = m.load_function("write_headers")?;
             let mut l = s.launch_builder(&wh);
             l.arg(&mut words).arg(&mw).arg(&weight).arg(&expert_of).arg(&r).arg(&k);
+            // SAFETY: words views send's rows × msg_words ints, and write_headers' m < rows guard keeps
+            // each thread to its message's 4 header words.
             unsafe { l.launch(cfg_1d(rows)) }?;
         }
         let grid = |rows: usize| LaunchConfig {
@@ -46,22 +50,30 @@ fn combine(how: Combine) -> impl Fn(&Gpu, &CombineInput) -> Result<Vec<f32>> {
             let mut payload = send.view_2d_mut::<f32>(0, rows, hidden, msg_words)?;
             let mut l = s.launch_builder(&expert);
             l.arg(&x).arg(&expert_of).arg(&scale).arg(&bias).arg(&mut payload).arg(&mw).arg(&r).arg(&h);
+            // SAFETY: payload is a rows × hidden view of send, rows msg_words apart; expert_forward's c <
+            // hidden && m < rows guard keeps stores inside, and its reads stay within the input's sizes.
             unsafe { l.launch(grid(rows)) }?;
         } else {
+            // SAFETY: expert_forward writes all rows × hidden values of y before the copies read them.
             let mut y = unsafe { s.alloc::<f32>(rows * hidden) }?;
             let mut l = s.launch_builder(&expert);
             l.arg(&x).arg(&expert_of).arg(&scale).arg(&bias).arg(&mut y).arg(&h).arg(&r).arg(&h);
+            // SAFETY: y holds rows × hidden floats (ld = hidden); expert_forward's c < hidden && m < rows
+            // guard keeps stores inside, and its reads stay within the input's sizes.
             unsafe { l.launch(grid(rows)) }?;
             let mut payload = send.view_2d_mut::<f32>(16, rows, hidden, msg_words)?;
             for i in 0..rows {
                 s.memcpy_dtod(&y.slice(i * hidden..(i + 1) * hidden), &mut payload.row_mut(i))?;
             }
         }
+        // SAFETY: combine writes all tokens × hidden values before the copy back reads them.
         let mut out = unsafe { s.alloc::<f32>(p.tokens * hidden) }?;
         let words = send.view_as::<i32>(0, rows * msg_words)?;
         let f = m.load_function("combine")?;
         let mut l = s.launch_builder(&f);
         l.arg(&words).arg(&mw).arg(&mut out).arg(&t).arg(&k).arg(&h);
+        // SAFETY: words views all of send and combine reads messages t × top_k + k < rows; its c < hidden
+        // && t < tokens guard keeps its stores inside out (tokens × hidden floats).
         unsafe { l.launch(grid(p.tokens)) }?;
         s.clone_dtoh(&out)
     }
@@ -107,11 +119,14 @@ fn counts(how: Counts) -> impl Fn(&Gpu, &[i32], usize) -> Result<MappedHostSlice
         if how == Counts::NoSync {
             let mut l = s.launch_builder(&f);
             l.arg(&ids_d).arg(&n).arg(&mut counts);
+            // SAFETY: counts holds one word per expert and every id is below experts; count_experts' i < n
+            // guard keeps reads inside ids_d.
             unsafe { l.launch(cfg_1d(ids.len())) }?;
         } else {
             let mut c = s.alloc_zeros::<u32>(experts)?;
             let mut l = s.launch_builder(&f);
             l.arg(&ids_d).arg(&n).arg(&mut c);
+            // SAFETY: c holds a word per expert (ids are below experts); i < n keeps reads inside ids_d.
             unsafe { l.launch(cfg_1d(ids.len())) }?;
             s.memcpy_dtod(&c, &mut counts)?;
             s.synchronize()?;
@@ -170,6 +185,7 @@ fn combine_staged_by_a_kernel(gpu: &Gpu, p: &CombineInput) -> Result<Vec<f32>> {
     let msg_words = 4 + hidden;
     let (x, expert_of, weight, scale, bias) =
         (s.clone_htod(&p.x)?, s.clone_htod(&p.expert_of)?, s.clone_htod(&p.weight)?, s.clone_htod(&p.scale)?, s.clone_htod(&p.bias)?);
+    // SAFETY: write_headers fills each header and stage_rows each payload before combine reads them.
     let mut send = unsafe { s.alloc::<u8>(rows * msg_words * 4) }?;
     let (mw, r, k, h, t) = (msg_words as i32, rows as i32, p.top_k as i32, hidden as i32, p.tokens as i32);
     {
@@ -177,6 +193,8 @@ fn combine_staged_by_a_kernel(gpu: &Gpu, p: &CombineInput) -> Result<Vec<f32>> {
         let wh = m.load_function("write_headers")?;
         let mut l = s.launch_builder(&wh);
         l.arg(&mut words).arg(&mw).arg(&weight).arg(&expert_of).arg(&r).arg(&k);
+        // SAFETY: words views send's rows × msg_words ints, and write_headers' m < rows guard keeps each
+        // thread to its message's 4 header words.
         unsafe { l.launch(cfg_1d(rows)) }?;
     }
     let grid = |rows: usize| LaunchConfig {
@@ -185,10 +203,13 @@ fn combine_staged_by_a_kernel(gpu: &Gpu, p: &CombineInput) -> Result<Vec<f32>> {
         shared_mem_bytes: 0,
     };
     let expert = m.load_function("expert_forward")?;
+    // SAFETY: the first expert_forward writes all rows × hidden values of y before stage_rows reads them.
     let mut y = unsafe { s.alloc::<f32>(rows * hidden) }?;
     {
         let mut l = s.launch_builder(&expert);
         l.arg(&x).arg(&expert_of).arg(&scale).arg(&bias).arg(&mut y).arg(&h).arg(&r).arg(&h);
+        // SAFETY: y holds rows × hidden floats (ld = hidden); expert_forward's c < hidden && m < rows guard
+        // keeps stores inside, and its reads stay within the input's sizes.
         unsafe { l.launch(grid(rows)) }?;
     }
     {
@@ -196,16 +217,22 @@ fn combine_staged_by_a_kernel(gpu: &Gpu, p: &CombineInput) -> Result<Vec<f32>> {
         let none = 0i32;
         let mut l = s.launch_builder(&expert);
         l.arg(&x).arg(&expert_of).arg(&scale).arg(&bias).arg(&mut payload).arg(&mw).arg(&none).arg(&h);
+        // SAFETY: with rows = 0 every thread returns at expert_forward's guard, touching nothing.
         unsafe { l.launch(grid(1)) }?;
         let mut l = s.launch_builder(&stage);
         l.arg(&y).arg(&mut payload).arg(&mw).arg(&r).arg(&h);
+        // SAFETY: y holds rows × hidden floats and payload is a rows × hidden view of send (rows msg_words
+        // apart); stage_rows' c < hidden && m < rows guard keeps both inside.
         unsafe { l.launch(grid(rows)) }?;
     }
+    // SAFETY: combine writes all tokens × hidden values before the copy back reads them.
     let mut out = unsafe { s.alloc::<f32>(p.tokens * hidden) }?;
     let words = send.view_as::<i32>(0, rows * msg_words)?;
     let f = m.load_function("combine")?;
     let mut l = s.launch_builder(&f);
     l.arg(&words).arg(&mw).arg(&mut out).arg(&t).arg(&k).arg(&h);
+    // SAFETY: words views all of send and combine reads messages t × top_k + k < rows; its c < hidden && t
+    // < tokens guard keeps its stores inside out (tokens × hidden floats).
     unsafe { l.launch(grid(p.tokens)) }?;
     s.clone_dtoh(&out)
 }
@@ -238,6 +265,7 @@ fn expert_counts_written_by_the_host() {
             let none = 0i32;
             let mut l = s.launch_builder(&f);
             l.arg(&ids_d).arg(&none).arg(&mut counts);
+            // SAFETY: with n = 0 no thread passes count_experts' i < n guard, so it touches nothing.
             unsafe { l.launch(cfg_1d(1)) }?;
             s.synchronize()?;
             Ok(counts)
@@ -264,6 +292,7 @@ fn expert_counts_uploaded_from_the_host() {
             let n = experts as i32;
             let mut l = s.launch_builder(&f);
             l.arg(&from).arg(&mut counts).arg(&n);
+            // SAFETY: from and counts hold `experts` words, and copy_counts' i < n guard keeps it inside.
             unsafe { l.launch(cfg_1d(experts)) }?;
             s.synchronize()?;
             Ok(counts)
@@ -284,6 +313,8 @@ fn expert_counts_with_a_fixed_grid() {
             let n = ids.len() as i32;
             let mut l = s.launch_builder(&f);
             l.arg(&ids_d).arg(&n).arg(&mut counts);
+            // SAFETY: counts holds one word per expert and every id is below experts; the i < n guard keeps
+            // the fixed grid inside ids_d, whatever n is.
             unsafe { l.launch(cfg_1d(100_003)) }?;
             s.synchronize()?;
             Ok(counts)
@@ -335,6 +366,7 @@ fn combine_by_a_renamed_expert(gpu: &Gpu, p: &CombineInput) -> Result<Vec<f32>> 
     let msg_words = 4 + hidden;
     let (x, expert_of, weight, scale, bias) =
         (s.clone_htod(&p.x)?, s.clone_htod(&p.expert_of)?, s.clone_htod(&p.weight)?, s.clone_htod(&p.scale)?, s.clone_htod(&p.bias)?);
+    // SAFETY: write_headers fills each header and stage_rows each payload before combine reads them.
     let mut send = unsafe { s.alloc::<u8>(rows * msg_words * 4) }?;
     let (mw, r, k, h, t) = (msg_words as i32, rows as i32, p.top_k as i32, hidden as i32, p.tokens as i32);
     {
@@ -342,6 +374,8 @@ fn combine_by_a_renamed_expert(gpu: &Gpu, p: &CombineInput) -> Result<Vec<f32>> 
         let wh = m.load_function("write_headers")?;
         let mut l = s.launch_builder(&wh);
         l.arg(&mut words).arg(&mw).arg(&weight).arg(&expert_of).arg(&r).arg(&k);
+        // SAFETY: words views send's rows × msg_words ints, and write_headers' m < rows guard keeps each
+        // thread to its message's 4 header words.
         unsafe { l.launch(cfg_1d(rows)) }?;
     }
     let grid = |rows: usize| LaunchConfig {
@@ -349,11 +383,14 @@ fn combine_by_a_renamed_expert(gpu: &Gpu, p: &CombineInput) -> Result<Vec<f32>> 
         block_dim: (64, 1, 1),
         shared_mem_bytes: 0,
     };
+    // SAFETY: my_expert writes all rows × hidden values of y before stage_rows reads them.
     let mut y = unsafe { s.alloc::<f32>(rows * hidden) }?;
     {
         let f = mine.load_function("my_expert")?;
         let mut l = s.launch_builder(&f);
         l.arg(&x).arg(&expert_of).arg(&scale).arg(&bias).arg(&mut y).arg(&r).arg(&h);
+        // SAFETY: y holds rows × hidden floats; my_expert's c < hidden && m < rows guard keeps its stores
+        // inside, and its reads of x, scale and bias stay within the input's sizes.
         unsafe { l.launch(grid(rows)) }?;
     }
     {
@@ -361,17 +398,23 @@ fn combine_by_a_renamed_expert(gpu: &Gpu, p: &CombineInput) -> Result<Vec<f32>> 
         let stage = mine.load_function("stage_rows")?;
         let mut l = s.launch_builder(&stage);
         l.arg(&y).arg(&mut payload).arg(&mw).arg(&r).arg(&h);
+        // SAFETY: y holds rows × hidden floats and payload is a rows × hidden view of send (rows msg_words
+        // apart); stage_rows' c < hidden && m < rows guard keeps both inside.
         unsafe { l.launch(grid(rows)) }?;
         let (expert, none) = (m.load_function("expert_forward")?, 0i32);
         let mut l = s.launch_builder(&expert);
         l.arg(&x).arg(&expert_of).arg(&scale).arg(&bias).arg(&mut payload).arg(&mw).arg(&none).arg(&h);
+        // SAFETY: with rows = 0 every thread returns at expert_forward's guard, touching nothing.
         unsafe { l.launch(grid(1)) }?;
     }
+    // SAFETY: combine writes all tokens × hidden values before the copy back reads them.
     let mut out = unsafe { s.alloc::<f32>(p.tokens * hidden) }?;
     let words = send.view_as::<i32>(0, rows * msg_words)?;
     let f = m.load_function("combine")?;
     let mut l = s.launch_builder(&f);
     l.arg(&words).arg(&mw).arg(&mut out).arg(&t).arg(&k).arg(&h);
+    // SAFETY: words views all of send and combine reads messages t × top_k + k < rows; its c < hidden && t
+    // < tokens guard keeps its stores inside out (tokens × hidden floats).
     unsafe { l.launch(grid(p.tokens)) }?;
     s.clone_dtoh(&out)
 }
@@ -407,6 +450,7 @@ fn counted_by_one_thread(kernel: &'static str) -> impl Fn(&Gpu, &[i32], usize) -
         let n = ids.len() as i32;
         let mut l = s.launch_builder(&f);
         l.arg(&ids_d).arg(&n).arg(&mut counts);
+        // SAFETY: the one thread bumps counts[id] for each of the n ids, and every id is below experts.
         unsafe { l.launch(LaunchConfig { grid_dim: (1, 1, 1), block_dim: (1, 1, 1), shared_mem_bytes: 0 }) }?;
         s.synchronize()?;
         Ok(counts)

@@ -40,6 +40,7 @@ pub(crate) fn gate_with(
     move |gpu, logits, bias, tokens, g| {
         let f = gpu.load_module(source.clone())?.load_function(name)?;
         let s = gpu.default_stream();
+        // SAFETY: every gate here writes all topk entries of every token before the grader reads them.
         let mut r = unsafe { Routing { topk_idx: s.alloc::<i32>(tokens * g.topk)?, topk_weights: s.alloc::<f32>(tokens * g.topk)? } };
         let (t, e, gr, tg, k) = (tokens as i32, g.experts as i32, g.groups as i32, g.topk_groups as i32, g.topk as i32);
         let mut l = s.launch_builder(&f);
@@ -48,6 +49,10 @@ pub(crate) fn gate_with(
             l.arg(&gr).arg(&tg);
         }
         l.arg(&k).arg(&g.route_scale);
+        // SAFETY: logits hold tokens × experts floats, the routing tokens × topk, and GateConfig keeps
+        // experts and groups within the kernels' arrays; the t < tokens guard stops the last block.
+        // gate_without_a_guard drops it on purpose: the emulator's check mode stops the first access past
+        // logits; on a GPU that is undefined.
         unsafe { l.launch(cfg(((tokens as u32).div_ceil(128), 1), 128, 0)) }?;
         Ok(r)
     }
@@ -146,6 +151,9 @@ fn layout_with(source: Source, shared: Option<usize>) -> impl Fn(&Gpu, &DeviceSl
         let mut l = s.launch_builder(&f);
         l.arg(topk_idx).arg(&mut out.num_tokens_per_rank).arg(&mut out.num_tokens_per_expert).arg(&mut out.send_pos);
         l.arg(&t).arg(&k).arg(&e).arg(&r);
+        // SAFETY: out holds ranks, experts and tokens × ranks ints, topk_idx tokens × topk ids below
+        // experts; one block per rank, and `bytes` covers the counters and a scan slot per thread (the
+        // global-atomics mutant needs only the scan's 256). The other mutants change values, not addresses.
         unsafe { l.launch(cfg((ranks as u32, 1), 256, bytes)) }?;
         Ok(out)
     }
@@ -268,6 +276,8 @@ fn dispatch_with(
             let rank = r as i32;
             let mut l = world.rank(r).stream().launch_builder(&notify);
             l.arg(&layout.num_tokens_per_rank).arg(per_rank_buffer.peers(r)).arg(&r_n).arg(&rank);
+            // SAFETY: each peer's per_rank_buffer holds ranks × ranks ints and notify_dispatch writes row
+            // `rank` of them (the own-copy mutant, of its own copy only); num_tokens_per_rank holds ranks.
             unsafe { l.launch(cfg((1, 1), 1024, 0)) }?;
         }
         if how != Issue::NoBarrier {
@@ -279,6 +289,10 @@ fn dispatch_with(
             l.arg(&tokens[r].x).arg(&tokens[r].topk_idx).arg(&tokens[r].topk_weights).arg(&layouts[r].send_pos).arg(per_rank_buffer.on(r));
             l.arg(recv.x.peers(r)).arg(recv.topk_idx.peers(r)).arg(recv.topk_weights.peers(r)).arg(recv.src.peers(r));
             l.arg(&t).arg(&h).arg(&k).arg(&e).arg(&r_n).arg(&rank);
+            // SAFETY: the receive buffers hold cap slots, at least what any rank receives, so offset + pos
+            // stays inside when per_rank_buffer holds the counts. NoBarrier and the own-copy mutant can
+            // read poison (-1) counts and store before recv_x: the emulator's check mode stops that; on a
+            // GPU it is undefined behaviour.
             unsafe { l.launch(cfg((shape.tokens as u32, 1), 128, 0)) }?;
         }
         world.barrier()?;
@@ -357,6 +371,8 @@ fn combine_with(
             let mut l = world.rank(r).stream().launch_builder(&back);
             l.arg(recv.topk_idx.on(r)).arg(recv.topk_weights.on(r)).arg(recv.src.on(r)).arg(&expert_out[r]);
             l.arg(combine_buf.peers(r)).arg(&n).arg(&t).arg(&h).arg(&k).arg(&r_n).arg(&rank);
+            // SAFETY: one block per received row, all written by the grader (recv_src names a real rank and
+            // token); it stores row (t, rank) of its source's combine_buf, tokens × ranks rows.
             unsafe { l.launch(cfg((num_recv[r] as u32, 1), 128, 0)) }?;
         }
         if how != Issue::NoBarrier {
@@ -366,6 +382,9 @@ fn combine_with(
             let n = (shape.tokens * shape.hidden) as u32;
             let mut l = world.rank(r).stream().launch_builder(&reduce);
             l.arg(combine_buf.on(r)).arg(&layouts[r].send_pos).arg(o).arg(&t).arg(&h).arg(&r_n);
+            // SAFETY: combine_buf holds tokens × ranks rows of hidden floats, send_pos tokens × ranks and
+            // out tokens × hidden; the i < tokens × hidden guard stops the last block. The every-rank
+            // mutant reads rows nothing wrote: poison, which the emulator reports.
             unsafe { l.launch(cfg((n.div_ceil(256), 1), 256, 0)) }?;
         }
         world.barrier()

@@ -55,6 +55,10 @@ fn two_hop_with(
             l.arg(&tokens[r].x).arg(&tokens[r].topk_idx).arg(&tokens[r].topk_weights).arg(&layouts[r].send_pos);
             l.arg(rdma.x.peers(r)).arg(rdma.meta.peers(r)).arg(rdma.topk_weights.peers(r)).arg(rdma.count.peers(r));
             l.arg(&t).arg(&h).arg(&k).arg(&e).arg(&n).arg(&g).arg(&rank);
+            // SAFETY: each peer's RDMA buffers hold nodes × tokens messages, a region of `tokens` per
+            // source node, enough when a token goes once to each node. The once-per-expert and GPU-0
+            // mutants overflow a region on purpose: the emulator's check mode stops a store past the
+            // buffer; on a GPU that is undefined.
             unsafe { l.launch(cfg((shape.tokens as u32, 1), 128, 0)) }?;
         }
         if how != Issue::NoBarrier {
@@ -66,6 +70,9 @@ fn two_hop_with(
             l.arg(rdma.x.on(r)).arg(rdma.meta.on(r)).arg(rdma.topk_weights.on(r)).arg(rdma.count.on(r)).arg(per_rank_buffer.on(r));
             l.arg(recv.x.peers(r)).arg(recv.topk_idx.peers(r)).arg(recv.topk_weights.peers(r)).arg(recv.src.peers(r));
             l.arg(&t).arg(&h).arg(&k).arg(&e).arg(&n).arg(&g).arg(&rank);
+            // SAFETY: blocks past a node's count return, so each reads one message of its region, and
+            // per_rank_buffer holds the true counts, so offset + pos stays below cap. A mutant's misplaced
+            // messages can send a store past it: the emulator stops that (on a GPU, undefined).
             unsafe { l.launch(cfg((shape.tokens as u32, topo.nodes() as u32), 128, 0)) }?;
         }
         world.barrier()

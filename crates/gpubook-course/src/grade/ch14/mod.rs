@@ -186,6 +186,9 @@ fn run_ring(ctx: &mut super::Ctx, f: &Function, case: RingCase, skew: Skew) -> R
             let mut l = s.launch_builder(f);
             l.arg(&x_d).arg(&mut recv_x).arg(&mut recv_src).arg(&mut ring_x).arg(&mut ring_src).arg(&mut counters);
             l.arg(&pauses_d).arg(&mut scratch).arg(&t).arg(&h).arg(&sl);
+            // SAFETY: every buffer is sized for the case (tokens × hidden rows, channels × slots ring
+            // slots, two counters a channel); staying inside them is the learner's kernel's part, which the
+            // emulator's check mode checks (on a GPU it is trusted).
             unsafe { l.launch(cfg) }?;
             s.synchronize()
         })())
@@ -402,8 +405,8 @@ fn run_roles(ctx: &mut super::Ctx, f: &RolesFn<'_>, case: RolesCase) -> Result<(
     let mut place_d = s.clone_htod(&place).map_err(fail)?;
     place_d.set_label("place");
     let input_d = Incoming { x: x_d, place: place_d, tokens, hidden };
-    // SAFETY: the senders write every slot before a forwarder reads it; the forwarders write
-    // every placed row; poison shows the rest.
+    // SAFETY: the senders write every ring slot before a forwarder reads it (ring_src is marked
+    // unsent just below; the counters start at zero).
     let mut rings = unsafe {
         Rings {
             x: s.alloc::<f32>(channels * slots * hidden).map_err(fail)?,
@@ -415,7 +418,10 @@ fn run_roles(ctx: &mut super::Ctx, f: &RolesFn<'_>, case: RolesCase) -> Result<(
     rings.x.set_label("ring_x");
     rings.src.set_label("ring_src");
     rings.counters.set_label("counters");
+    // SAFETY: the forwarders write every placed row, the only rows the grader reads (poison shows a miss).
     let mut recv_x = unsafe { Symmetric::<f32>::alloc(&world, cap * hidden, "recv_x") }.map_err(fail)?;
+    // SAFETY: as for recv_x: the forwarders write each placed slot's source, and the grader reads only
+    // those.
     let mut recv_src = unsafe { Symmetric::<i32>::alloc(&world, cap, "recv_src") }.map_err(fail)?;
     let cfg = ChannelConfig { channels, slots, chunk, senders };
     world.synchronize().map_err(fail)?;

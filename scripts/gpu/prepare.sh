@@ -11,10 +11,12 @@ packages=("$@")
 # The front end, emulator and simulator crates and the learner's stubs have nothing to run on a GPU.
 [ ${#packages[@]} -gt 0 ] || packages=(--workspace --exclude exercises --exclude gpubook-cudac --exclude gpubook-emu --exclude gpubook-sim)
 out=gpu-bin
+target=${CARGO_TARGET_DIR:-target}
+mkdir -p "$target"
 rm -rf "$out" && mkdir -p "$out/tests"
 cargo build --release --bin gpubook
-cp target/release/gpubook "$out/"
-cargo test --release --no-run --message-format=json "${packages[@]}" 2>target/gpu-build.log \
+cp "$target/release/gpubook" "$out/"
+cargo test --release --no-run --message-format=json "${packages[@]}" 2>"$target/gpu-build.log" \
   | python3 -c '
 import json, sys, shutil, os
 # Test binaries that never touch a device: those of the book builder.
@@ -32,10 +34,10 @@ for line in sys.stdin:
         shutil.copy(m["executable"], dst)
         print("  test binary", dst)
 ' "$out"
-[ -n "$(ls "$out/tests")" ] || { tail -30 target/gpu-build.log; exit 1; }
+[ -n "$(ls "$out/tests")" ] || { tail -30 "$target/gpu-build.log"; exit 1; }
 # The untouched stubs: on the GPU every one of their graders must fail, with a report.
 mkdir -p "$out/stubs"
-cargo test --release --no-run --message-format=json -p exercises 2>>target/gpu-build.log \
+cargo test --release --no-run --message-format=json -p exercises 2>>"$target/gpu-build.log" \
   | python3 -c '
 import json, sys, shutil, os
 for line in sys.stdin:

@@ -368,7 +368,7 @@ def check_one(path, ch, executed_dir):
     texts = check_texts(executed, ids)
     for ex_id in ids:
         text = texts.get(ex_id, "")
-        if f"{ex_id} is not solved yet" not in text or "<pre" not in text:
+        if f"{ex_id} is not solved yet" not in text or 'class="gpubook-report"' not in text:
             print(f"FAIL {path.name}: the stub of {ex_id} did not show its failing report; its check cell showed:\n{text[:2000]}")
             ok = False
         else:
@@ -472,7 +472,7 @@ def prove(path, ch):
     stub_texts = check_texts(nbformat.v4.new_notebook(cells=ran[: len(stubs)]), ids)
     for ex_id in ids:
         text = stub_texts.get(ex_id, "")
-        if f"{ex_id} is not solved yet" not in text or "<pre" not in text:
+        if f"{ex_id} is not solved yet" not in text or 'class="gpubook-report"' not in text:
             print(f"FAIL {path.name}: the stub of {ex_id} did not show its failing report; its check cell showed:\n{text[:2000]}")
             ok = False
         else:

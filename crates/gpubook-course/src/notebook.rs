@@ -88,6 +88,8 @@ impl Checked {
              <div style=\"color:{colour};font-weight:bold\">{title}</div>"
         );
         if let Some(f) = &r.failure {
+            // The report's fields, marked so a reader (and CI) can tell the report was shown.
+            out.push_str("<div class=\"gpubook-report\">");
             out.push_str(&format!("<div style=\"margin:6px 0\">{}</div>", esc(&f.what)));
             let row = |label: &str, text: &str| format!("<div style=\"margin:2px 0\"><b>{label}</b> {}</div>", esc(text));
             if let Some(c) = &f.concept {
@@ -105,6 +107,7 @@ impl Checked {
             }
             out.push_str(&row("seed:", &format!("{} (GPUBOOK_SEED={} reproduces these inputs)", r.seed, r.seed)));
             out.push_str(&row("next:", &format!("`{}` for a hint", r.hint_command())));
+            out.push_str("</div>");
         }
         for skipped in &r.skipped_checks {
             out.push_str(&format!("<div style=\"color:#666\">not checked on this device: {}</div>", esc(skipped)));

@@ -22,7 +22,14 @@ fn a_stub_fails_with_its_report_and_a_solution_passes_and_counts() {
     let stub = |_: &Gpu, _: &[f32], _: &[f32]| -> Result<Vec<f32>> { todo!("copy a and b to the device, ...") };
     let failed = check_in(dir.path(), "ch03", "vector_add", || ch03::vector_add(stub));
     assert!(!failed.passed());
-    assert!(failed.html().contains("not yet implemented") && failed.html().contains("#c62828"), "{}", failed.html());
+    assert!(
+        failed.html().contains("not yet implemented")
+            && failed.html().contains("#c62828")
+            && failed.html().contains("class=\"gpubook-report\"")
+            && failed.html().contains("<b>concept:</b>"),
+        "{}",
+        failed.html()
+    );
     let catalog = gpubook_course::catalog::Catalog::load(dir.path()).unwrap();
     let ex = catalog.get("ch03-vector-add").unwrap();
     assert_eq!(Progress::load(dir.path()).standing(dir.path(), ex), Standing::Failing);

@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
 # The fidelity suite (crates/gpubook/tests/fidelity/) on the emulator and on the GPU, side by
 # side (run.sh runs every gpu-bin/extra-*.sh after the tests; or alone, from the repo root, after
-# unpacking gpu-bin). Runs the prebuilt `it` test binary's `fidelity_suite_on_the_default_backend`
+# unpacking gpu-bin). Runs the labs' prebuilt `it` test binary's `fidelity_suite_on_the_default_backend`
 # twice, GPUBOOK_BACKEND=emu then =cuda, and joins their FIDELITY lines into
 #   kernel | emulator | GPU | agree
 # agree: "yes" when both met every expected value of the file, "yes, same bytes" when every
 # buffer is also bit for bit the same. Success: every row says yes (the last line counts them).
 set -u
 out=${OUT:-/tmp/gpubook-out}; mkdir -p "$out"
-bin=$(ls gpu-bin/tests/gpubook.it* 2>/dev/null | head -1)
-[ -n "$bin" ] || { echo "extra-fidelity: no gpu-bin/tests/gpubook.it* (run scripts/gpu/prepare.sh)"; exit 1; }
+bin=$(ls gpu-bin/tests/gpubook-labs.it 2>/dev/null | head -1)
+[ -n "$bin" ] || { echo "extra-fidelity: no gpu-bin/tests/gpubook-labs.it (run scripts/gpu/prepare.sh)"; exit 1; }
 for backend in emu cuda; do
   GPUBOOK_BACKEND=$backend timeout 600 "$bin" --exact fidelity::fidelity_suite_on_the_default_backend --nocapture \
     > "$out/fidelity-$backend.log" 2>&1

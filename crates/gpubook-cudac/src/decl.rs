@@ -34,6 +34,8 @@ pub struct SharedDecl<'a> {
     pub is_extern: bool,
     /// The type every declarator shares, as written (`float`, `unsigned char`).
     pub ty: String,
+    /// `__align__(N)` or `alignas(N)`'s N, as written.
+    pub align: Option<String>,
     pub declarators: Vec<Declarator<'a>>,
 }
 
@@ -56,11 +58,16 @@ impl<'a> SharedDecl<'a> {
         let is_extern = decl.iter().any(|t| t.is_ident("extern"));
         // Storage words and alignment attributes do not belong to the type.
         let mut kept: Vec<Token<'a>> = Vec::new();
+        let mut align = None;
         let mut k = 0;
         while k < decl.len() {
             let t = decl[k];
             if matches!(t.text, "__align__" | "alignas" | "__attribute__") && t.kind == Kind::Ident {
-                k = skip_parens(decl, k + 1);
+                let end = skip_parens(decl, k + 1);
+                if t.text != "__attribute__" && end > k + 2 {
+                    align = Some(span_text(&decl[k + 2..end - 1]));
+                }
+                k = end;
                 continue;
             }
             if !matches!(t.text, "__shared__" | "static" | "extern") || t.kind != Kind::Ident {
@@ -89,7 +96,7 @@ impl<'a> SharedDecl<'a> {
                 initialized: declarator[name_pos + 1..].iter().any(|t| t.is_punct('=')),
             });
         }
-        Some(SharedDecl { is_extern, ty, declarators })
+        Some(SharedDecl { is_extern, ty, align, declarators })
     }
 }
 
@@ -178,10 +185,11 @@ mod tests {
         let d = parse("__shared__ __align__(16) unsigned char raw[N >> 1], *p;").unwrap();
         assert!(!d.is_extern);
         assert_eq!(d.ty, "unsigned char");
+        assert_eq!(d.align.as_deref(), Some("16"));
         let names: Vec<(&str, usize, &str)> = d.declarators.iter().map(|x| (x.name, x.stars, x.dims.as_str())).collect();
         assert_eq!(names, [("raw", 0, "[N >> 1]"), ("p", 1, "")]);
         let d = parse("extern __shared__ float s[];").unwrap();
-        assert!(d.is_extern && d.declarators[0].name == "s" && d.declarators[0].dims == "[]");
+        assert!(d.is_extern && d.declarators[0].name == "s" && d.declarators[0].dims == "[]" && d.align.is_none());
         assert!(parse("__shared__ int x = 3;").unwrap().declarators[0].initialized);
         assert_eq!(parse("__shared__ x;"), None, "no type");
     }

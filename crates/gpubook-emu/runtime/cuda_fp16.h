@@ -28,4 +28,9 @@
 typedef __half half;
 typedef __half2 half2;
 
+// A pair's bits, as __nv_cvt_fp8x2_to_halfraw2 (cuda_fp8.h) returns them.
+struct __half2_raw {
+    unsigned short x, y;
+};
+
 #endif

@@ -62,7 +62,6 @@ const PROVIDED_HEADERS: &[&str] = &["cuda_runtime.h", "cuda.h", "cuda_runtime_ap
 const UNSUPPORTED_HEADERS: &[(&str, &str)] = &[
     ("cooperative_groups/memcpy_async.h", "cooperative groups' asynchronous copies (`cooperative_groups/memcpy_async.h`)"),
     ("cooperative_groups/scan.h", "cooperative groups' scans (`cooperative_groups/scan.h`)"),
-    ("mma.h", "tensor-core matrix operations (`#include <mma.h>`)"),
     ("cub/", "CUB (`#include <cub/...>`)"),
     ("thrust/", "Thrust (`#include <thrust/...>`)"),
     ("cuda/", "libcu++ (`#include <cuda/...>`)"),
@@ -72,7 +71,6 @@ const UNSUPPORTED_HEADERS: &[(&str, &str)] = &[
 /// Identifiers that mean an unsupported feature wherever they appear in code.
 const UNSUPPORTED_WORDS: &[(&str, &str)] = &[
     ("this_grid", "grid groups (`cooperative_groups::this_grid`, which need a cooperative launch)"),
-    ("nvcuda", "tensor-core matrix operations (`nvcuda::wmma`)"),
     ("cudaTextureObject_t", "texture objects (`cudaTextureObject_t`)"),
     ("cudaSurfaceObject_t", "surface objects (`cudaSurfaceObject_t`)"),
     ("tex1Dfetch", "texture fetches (`tex1Dfetch`)"),
@@ -189,7 +187,8 @@ fn shared_declaration(decl: &[Token], next_id: &mut u32) -> Option<String> {
         } else {
             let id = *next_id;
             *next_id += 1;
-            out.push(format!("auto& {name} = *::gpubook::shared_var<{ty}{stars}{dims}>({id}, \"{name}\");"));
+            let align = d.align.as_ref().map(|a| format!(", {a}")).unwrap_or_default();
+            out.push(format!("auto& {name} = *::gpubook::shared_var<{ty}{stars}{dims}{align}>({id}, \"{name}\");"));
         }
     }
     Some(out.join(" "))
@@ -370,8 +369,8 @@ mod tests {
         assert_eq!(lines[4], "  float* s = ::gpubook::dynamic_shared<float>(\"s\");");
         assert_eq!(
             lines[5],
-            "  auto& raw = *::gpubook::shared_var<unsigned char[N >> 1]>(2, \"raw\"); \
-             auto& p = *::gpubook::shared_var<unsigned char*>(3, \"p\");"
+            "  auto& raw = *::gpubook::shared_var<unsigned char[N >> 1], 16>(2, \"raw\"); \
+             auto& p = *::gpubook::shared_var<unsigned char*, 16>(3, \"p\");"
         );
         assert_eq!(lines[6], "  auto& flag = *::gpubook::shared_var<volatile int>(4, \"flag\");");
         assert_eq!(lines[7], "");

@@ -330,12 +330,12 @@ fn compile_errors_point_at_the_learners_line() {
 #[test]
 fn unsupported_features_are_named_with_their_line() {
     let dev = device();
-    match dev.load_module(&kernel("wmma.cu")) {
+    match dev.load_module(&kernel("curand.cu")) {
         Err(e @ EmuError::Unsupported { .. }) => {
             println!("{e}");
             let EmuError::Unsupported { feature, line, .. } = e else { unreachable!() };
             assert_eq!(line, 3);
-            assert!(feature.contains("tensor-core"), "{feature}");
+            assert!(feature.contains("cuRAND"), "{feature}");
         }
         other => panic!("{other:?}"),
     }
@@ -518,4 +518,23 @@ fn a_block_loop_ended_part_way_gives_the_same_results_in_both_modes() {
         assert!(d.to_string().contains("already"), "{mode}: {d}");
         dev.free(out).unwrap();
     }
+}
+
+/// Tensor-core fragments misused as a GPU would not forgive: a tile not 32-byte aligned stops
+/// the launch with a trap naming the rule at the call's line; a fragment operation half the warp
+/// reaches is named as the lanes that never arrived.
+#[test]
+fn wmma_misuse_is_named() {
+    let dev = device();
+    let module = dev.load_module(&kernel("wmma_misuse.cu")).unwrap();
+    let a = upload(&dev, "a", &[0.0; 256]);
+    let out = dev.alloc(32 * 4, 4, "out").unwrap();
+    for mode in [Mode::Check, Mode::Fast] {
+        let d = kernel_diagnostic(dev.launch(&module, "misaligned", &spec(1, 32, 0, mode), &[arg(a), arg(out)]));
+        assert_eq!(d.class, DiagClass::Trap, "{mode:?}: {d}");
+        assert!(d.to_string().contains("32-byte (256-bit) aligned") && d.line == Some(9), "{mode:?}: {d}");
+    }
+    let d = kernel_diagnostic(dev.launch(&module, "half_warp", &spec(1, 32, 0, Mode::Check), &[arg(out)]));
+    assert_eq!(d.class, DiagClass::BarrierDivergence, "{d}");
+    assert!(d.to_string().contains("threads 16-31 already returned") && d.line == Some(15), "{d}");
 }

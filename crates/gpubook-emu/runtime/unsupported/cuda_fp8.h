@@ -1,3 +1,0 @@
-// gpubook's CPU emulator compiles CUDA C as C++; this header stands in for the real one so
-// that using it stops the build with a message naming the feature.
-#error "gpubook's emulator does not support cuda_fp8.h (8-bit floats (__nv_fp8_*)) yet: run this kernel on a GPU (GPUBOOK_BACKEND=cuda), or write it without cuda_fp8.h"

@@ -66,7 +66,8 @@ class Page:
 
     def shot(self, css, path):
         """A screenshot of the window with `css` scrolled into view, for a person to look at."""
-        self.js(f"document.querySelector(\"{css}\").scrollIntoView(); return true")
+        # Centred: mdbook's fixed menu bar would hide the top of an element scrolled to the top.
+        self.js(f"document.querySelector(\"{css}\").scrollIntoView({{block: 'center'}}); return true")
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(base64.b64decode(self.b.cdp("Page.captureScreenshot", {"format": "png"})["data"]))
 
@@ -211,9 +212,10 @@ def main():
         )
         report = page.js(f"return document.querySelector('{check} .gpubook-play-out').textContent")
         print(f"playground: Check {EXERCISE}: {status!r} in {time.time() - t0:.1f} s")
-        if status != "not yet" or f"{EXERCISE} is not solved yet" not in report:
-            sys.exit(f"playground: FAIL: expected the stub's report; got {status!r}:\n{report}")
+        if status != "not yet" or f"{EXERCISE} is not solved yet" not in report or "concept:" not in report:
+            sys.exit(f"playground: FAIL: expected the stub's report, field by field; got {status!r}:\n{report}")
         page.shot(box, a.shots / "check.png")
+        page.shot(f"{check} .gpubook-play-out", a.shots / "check-report.png")
 
         # 6. A race: chapter 4's block reverse without its barrier names both lines.
         race = ".gpubook-play[data-play='reverse_blocks']"
